@@ -1,0 +1,1 @@
+"""Numeric core: plain data in, plain results out. Must not import Django."""

@@ -1,0 +1,29 @@
+"""Serialise ratings rows (``selectors.ratings_export_rows``) as CSV or JSON Lines."""
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterable
+from typing import TextIO
+
+from survey.selectors import EXPORT_COLUMNS
+
+FORMATS = ("csv", "jsonl")
+
+
+def write_ratings(rows: Iterable[dict[str, object]], out: TextIO, fmt: str) -> int:
+    """Write rows in ``fmt``; returns the number of rows written. CSV always has the header line."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    count = 0
+    if fmt == "csv":
+        writer = csv.DictWriter(out, fieldnames=EXPORT_COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        for row in rows:
+            writer.writerow(row)
+            count += 1
+    else:
+        for row in rows:
+            out.write(json.dumps(row, ensure_ascii=False) + "\n")
+            count += 1
+    return count

@@ -1,0 +1,296 @@
+"""Survey data model: datasets of documents, readers and summaries; studies of blind questionnaires.
+
+A questionnaire shows one document's summary pairs for two readers (j, k): the readers' own reference
+summaries (system ``user``) and, for each of a group of systems, that system's summaries for j and k.
+Participants claim questionnaires through assignments; each questionnaire has ``raters_per_questionnaire``
+slots, and a slot is held by at most one unreleased assignment (a database constraint).
+"""
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+from django.db.models import Q
+
+REFERENCE_SYSTEM = "user"
+RATING_MIN = 1
+RATING_MAX = 6
+DEFAULT_SCALE_LABELS = [
+    "Almost different",
+    "Very dissimilar",
+    "Somewhat dissimilar",
+    "Somewhat similar",
+    "Very similar",
+    "Almost same",
+]
+
+
+def default_scale_labels() -> list[str]:
+    return list(DEFAULT_SCALE_LABELS)
+
+
+class Dataset(models.Model):
+    name = models.SlugField(max_length=100, unique=True)
+    description = models.TextField(blank=True)
+    source = models.CharField(max_length=200, blank=True, help_text="Where the data came from (file, import).")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Document(models.Model):
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="documents")
+    external_id = models.CharField(max_length=100)
+    headline = models.TextField(blank=True)
+    body = models.TextField()
+    category = models.CharField(max_length=100, blank=True)
+    topic = models.CharField(max_length=100, blank=True)
+
+    class Meta:
+        ordering = ["dataset", "id"]
+        constraints = [models.UniqueConstraint(fields=["dataset", "external_id"], name="document_unique_id")]
+
+    def __str__(self) -> str:
+        return f"{self.external_id}: {self.headline[:60]}"
+
+
+class Reader(models.Model):
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="readers")
+    external_id = models.CharField(max_length=100)
+    history = models.JSONField(default=list, blank=True, help_text="Ordered list of clicked document ids.")
+    profile = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["dataset", "id"]
+        constraints = [models.UniqueConstraint(fields=["dataset", "external_id"], name="reader_unique_id")]
+
+    def __str__(self) -> str:
+        return self.external_id
+
+
+class System(models.Model):
+    class Kind(models.TextChoices):
+        REFERENCE = "reference", "Reference (readers' own summaries)"
+        PERSONALIZED = "personalized", "Personalized"
+        GENERIC = "generic", "Generic"
+        LLM = "llm", "LLM"
+        UNSPECIFIED = "unspecified", "Unspecified"
+
+    name = models.CharField(max_length=100, unique=True)
+    kind = models.CharField(max_length=20, choices=Kind.choices, default=Kind.UNSPECIFIED)
+    variant = models.CharField(max_length=100, blank=True, help_text="E.g. a prompt style.")
+    description = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.variant})" if self.variant else self.name
+
+    @property
+    def is_reference(self) -> bool:
+        return self.name == REFERENCE_SYSTEM
+
+
+class Summary(models.Model):
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="summaries")
+    reader = models.ForeignKey(Reader, on_delete=models.CASCADE, related_name="summaries")
+    system = models.ForeignKey(System, on_delete=models.PROTECT, related_name="summaries")
+    text = models.TextField()
+
+    class Meta:
+        ordering = ["document", "reader", "system"]
+        verbose_name_plural = "summaries"
+        constraints = [
+            models.UniqueConstraint(fields=["document", "reader", "system"], name="summary_unique_triple")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.document.external_id}/{self.reader.external_id}/{self.system.name}"
+
+
+class Study(models.Model):
+    class Status(models.TextChoices):
+        DRAFT = "draft", "Draft"
+        OPEN = "open", "Open"
+        CLOSED = "closed", "Closed"
+
+    class PairMode(models.TextChoices):
+        ALL = "all", "All reader pairs"
+        SAMPLE = "sample", "A sample of M reader pairs per document"
+
+    slug = models.SlugField(max_length=100, unique=True)
+    title = models.CharField(max_length=200)
+    dataset = models.ForeignKey(Dataset, on_delete=models.PROTECT, related_name="studies")
+    systems = models.ManyToManyField(System, related_name="studies", blank=True)
+    instructions = models.TextField(blank=True)
+    disclaimer = models.TextField(blank=True)
+    scale_labels = models.JSONField(default=default_scale_labels)
+    systems_per_questionnaire = models.PositiveSmallIntegerField(default=5, validators=[MinValueValidator(1)])
+    raters_per_questionnaire = models.PositiveSmallIntegerField(default=2, validators=[MinValueValidator(1)])
+    assignment_timeout_minutes = models.PositiveIntegerField(default=60, validators=[MinValueValidator(1)])
+    pair_mode = models.CharField(max_length=10, choices=PairMode.choices, default=PairMode.ALL)
+    pairs_per_document = models.PositiveSmallIntegerField(null=True, blank=True)
+    seed = models.BigIntegerField(default=0)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
+    completion_url = models.URLField(
+        max_length=500,
+        blank=True,
+        help_text="Crowd platform return URL; '{code}' and '{pid}' are replaced by the completion code and id.",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name_plural = "studies"
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class Questionnaire(models.Model):
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="questionnaires")
+    position = models.PositiveIntegerField(help_text="Order in the study design.")
+    document = models.ForeignKey(Document, on_delete=models.PROTECT, related_name="questionnaires")
+    reader_j = models.ForeignKey(Reader, on_delete=models.PROTECT, related_name="+")
+    reader_k = models.ForeignKey(Reader, on_delete=models.PROTECT, related_name="+")
+    group = models.PositiveSmallIntegerField(default=0, help_text="Which group of systems for this pair.")
+
+    class Meta:
+        ordering = ["study", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "position"], name="questionnaire_unique_position"),
+            models.UniqueConstraint(
+                fields=["study", "document", "reader_j", "reader_k", "group"], name="questionnaire_unique_design"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.study.slug} #{self.position} {self.document.external_id} ({self.reader_j}, {self.reader_k})"
+
+
+class Item(models.Model):
+    """One summary pair: the same system's summaries for readers j and k of one document."""
+
+    questionnaire = models.ForeignKey(Questionnaire, on_delete=models.CASCADE, related_name="items")
+    position = models.PositiveSmallIntegerField()
+    system = models.ForeignKey(System, on_delete=models.PROTECT, related_name="+")
+    summary_j = models.ForeignKey(Summary, on_delete=models.PROTECT, related_name="+")
+    summary_k = models.ForeignKey(Summary, on_delete=models.PROTECT, related_name="+")
+
+    class Meta:
+        ordering = ["questionnaire", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["questionnaire", "position"], name="item_unique_position"),
+            models.UniqueConstraint(fields=["questionnaire", "system"], name="item_unique_system"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.questionnaire} / {self.system.name}"
+
+    @property
+    def is_reference(self) -> bool:
+        return self.system.name == REFERENCE_SYSTEM
+
+
+class Participant(models.Model):
+    class Gender(models.TextChoices):
+        MALE = "male", "Male"
+        FEMALE = "female", "Female"
+        TRANSGENDER = "transgender", "Transgender"
+        NON_BINARY = "non-binary", "Non-binary"
+        UNSAID = "prefer-not-to-say", "Prefer not to say"
+
+    class Occupation(models.TextChoices):
+        UNDERGRAD = "undergrad", "Undergraduate student"
+        GRAD = "grad", "Graduate student"
+        TEACHER = "teacher", "Teacher"
+        CORPORATE = "corporate", "Corporate professional"
+        OTHER = "other", "Other"
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="participants")
+    token = models.CharField(max_length=64, unique=True)
+    name = models.CharField(max_length=200, blank=True)
+    gender = models.CharField(max_length=20, choices=Gender.choices, blank=True)
+    occupation = models.CharField(max_length=20, choices=Occupation.choices, blank=True)
+    external_id = models.CharField(max_length=200, blank=True, help_text="Crowd platform participant id.")
+    external_source = models.CharField(max_length=50, blank=True)
+    consent_at = models.DateTimeField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["study", "id"]
+
+    def __str__(self) -> str:
+        return f"P{self.pk}"
+
+
+class Assignment(models.Model):
+    """A participant's claim on one slot of a questionnaire.
+
+    ``presentation`` records the order shown: a list of ``{"key", "item", "swap"}`` where ``key`` is the
+    opaque per-assignment field name, ``item`` the Item id and ``swap`` whether reader k's summary was
+    shown on the left.
+    """
+
+    questionnaire = models.ForeignKey(Questionnaire, on_delete=models.PROTECT, related_name="assignments")
+    participant = models.ForeignKey(Participant, on_delete=models.CASCADE, related_name="assignments")
+    public_id = models.CharField(max_length=64, unique=True)
+    slot = models.PositiveSmallIntegerField()
+    presentation_seed = models.BigIntegerField()
+    presentation = models.JSONField(default=list)
+    claimed_at = models.DateTimeField()
+    expires_at = models.DateTimeField()
+    released_at = models.DateTimeField(null=True, blank=True)
+    completed_at = models.DateTimeField(null=True, blank=True)
+    completion_code = models.CharField(max_length=32, blank=True)
+
+    class Meta:
+        ordering = ["questionnaire", "slot", "claimed_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["questionnaire", "participant"], name="assignment_once_per_participant"),
+            models.UniqueConstraint(
+                fields=["questionnaire", "slot"],
+                condition=Q(released_at__isnull=True),
+                name="assignment_slot_held_once",
+            ),
+            models.CheckConstraint(
+                condition=Q(released_at__isnull=True) | Q(completed_at__isnull=True),
+                name="assignment_completed_not_released",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"A{self.pk} ({self.questionnaire}, slot {self.slot})"
+
+    @property
+    def is_completed(self) -> bool:
+        return self.completed_at is not None
+
+
+class Rating(models.Model):
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="ratings")
+    item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="ratings")
+    value = models.PositiveSmallIntegerField(
+        validators=[MinValueValidator(RATING_MIN), MaxValueValidator(RATING_MAX)]
+    )
+    shown_position = models.PositiveSmallIntegerField(help_text="0-based position on the participant's page.")
+    swapped = models.BooleanField(help_text="Reader k's summary was shown first.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["assignment", "shown_position"]
+        constraints = [
+            models.UniqueConstraint(fields=["assignment", "item"], name="rating_once_per_item"),
+            models.CheckConstraint(
+                condition=Q(value__gte=RATING_MIN) & Q(value__lte=RATING_MAX), name="rating_value_in_scale"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.item}: {self.value}"

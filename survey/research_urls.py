@@ -1,0 +1,11 @@
+from django.urls import path
+
+from survey import research_views
+
+app_name = "research"
+
+urlpatterns = [
+    path("", research_views.home, name="home"),
+    path("studies/<slug:slug>/", research_views.study_detail, name="study"),
+    path("studies/<slug:slug>/ratings.<str:fmt>", research_views.ratings_download, name="ratings"),
+]

@@ -1,0 +1,157 @@
+"""Reads: what a participant sees, study progress, and the ratings table for export."""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from survey.models import Assignment, Item, Questionnaire, Rating, Study, System
+
+# The ratings layout of PERSEVAL_CONVENTIONS.md: these five columns first, so exports feed the CLI.
+EXPORT_COLUMNS = [
+    "doc_id",
+    "system",
+    "uid1",
+    "uid2",
+    "rating",
+    "rater",
+    "study",
+    "questionnaire",
+    "shown_position",
+    "swapped",
+    "claimed_at",
+    "completed_at",
+    "rated_at",
+]
+
+
+@dataclass(frozen=True)
+class ShownPair:
+    """One pair as a participant sees it: an opaque field key and two texts. Nothing else."""
+
+    key: str
+    number: int
+    first: str
+    second: str
+
+
+def assignment_pairs(assignment: Assignment) -> list[ShownPair]:
+    """The assignment's pairs in its recorded order, sides as recorded; carries no ids or system names."""
+    items = {
+        i.pk: i
+        for i in Item.objects.filter(questionnaire_id=assignment.questionnaire_id).select_related(
+            "summary_j", "summary_k"
+        )
+    }
+    pairs = []
+    for number, entry in enumerate(assignment.presentation, start=1):
+        item = items[entry["item"]]
+        a, b = item.summary_j.text, item.summary_k.text
+        if entry["swap"]:
+            a, b = b, a
+        pairs.append(ShownPair(key=entry["key"], number=number, first=a, second=b))
+    return pairs
+
+
+@dataclass(frozen=True)
+class StudyProgress:
+    questionnaires: int
+    complete: int  # every slot completed
+    in_progress: int  # some slot held or completed, not all completed
+    open: int  # nothing held
+    ratings_sets: int  # completed assignments
+    ratings_sets_needed: int
+    participants: int
+    ratings_per_system: dict[str, int]
+
+    @property
+    def percent(self) -> float:
+        return 100.0 * self.ratings_sets / self.ratings_sets_needed if self.ratings_sets_needed else 0.0
+
+
+def study_progress(study: Study, now=None) -> StudyProgress:
+    now = now or timezone.now()
+    live = Q(assignments__released_at__isnull=True) & (
+        Q(assignments__completed_at__isnull=False) | Q(assignments__expires_at__gt=now)
+    )
+    rows = Questionnaire.objects.filter(study=study).annotate(
+        done=Count("assignments", filter=Q(assignments__completed_at__isnull=False)),
+        held=Count("assignments", filter=live),
+    )
+    n = study.raters_per_questionnaire
+    total = complete = in_progress = 0
+    done_sets = 0
+    for q in rows.values("done", "held"):
+        total += 1
+        done_sets += q["done"]
+        if q["done"] >= n:
+            complete += 1
+        elif q["held"] > 0:
+            in_progress += 1
+    per_system = dict(
+        Rating.objects.filter(assignment__questionnaire__study=study)
+        .values_list("item__system__name")
+        .annotate(c=Count("id"))
+        .order_by("item__system__name")
+    )
+    return StudyProgress(
+        questionnaires=total,
+        complete=complete,
+        in_progress=in_progress,
+        open=total - complete - in_progress,
+        ratings_sets=done_sets,
+        ratings_sets_needed=total * n,
+        participants=study.participants.filter(assignments__completed_at__isnull=False).distinct().count(),
+        ratings_per_system=per_system,
+    )
+
+
+def ratings_export_rows(*, study: Study | None = None) -> Iterator[dict[str, object]]:
+    """One row per rating of a completed assignment, in the export layout (``EXPORT_COLUMNS``).
+
+    ``uid1``/``uid2`` are the questionnaire's reader pair (j, k) in design order, independent of which
+    side each summary was shown on; ``system`` is ``user`` for the reference pair.
+    """
+    qs = Rating.objects.filter(assignment__completed_at__isnull=False).select_related(
+        "item__system",
+        "assignment__participant",
+        "assignment__questionnaire__study",
+        "assignment__questionnaire__document",
+        "assignment__questionnaire__reader_j",
+        "assignment__questionnaire__reader_k",
+    )
+    if study is not None:
+        qs = qs.filter(assignment__questionnaire__study=study)
+    qs = qs.order_by(
+        "assignment__questionnaire__study_id",
+        "assignment__questionnaire__position",
+        "assignment__slot",
+        "assignment_id",
+        "item__position",
+    )
+    for r in qs.iterator(chunk_size=2000):
+        a = r.assignment
+        q = a.questionnaire
+        yield {
+            "doc_id": q.document.external_id,
+            "system": r.item.system.name,
+            "uid1": q.reader_j.external_id,
+            "uid2": q.reader_k.external_id,
+            "rating": r.value,
+            "rater": f"P{a.participant_id}",
+            "study": q.study.slug,
+            "questionnaire": q.position,
+            "shown_position": r.shown_position,
+            "swapped": int(r.swapped),
+            "claimed_at": a.claimed_at.isoformat(),
+            "completed_at": a.completed_at.isoformat() if a.completed_at else "",
+            "rated_at": r.created_at.isoformat(),
+        }
+
+
+def study_system_names(study: Study) -> list[str]:
+    return list(study.systems.values_list("name", flat=True)) + list(
+        System.objects.filter(name="user").values_list("name", flat=True)
+    )

@@ -1,0 +1,188 @@
+"""Participant pages. Thin: parse the request, call one service or selector, render.
+
+Identity is an opaque participant token kept in the session, one per study. Nothing rendered here
+contains a system name, a summary/item id or a reference-pair flag (see ``selectors.assignment_pairs``).
+"""
+from __future__ import annotations
+
+from urllib.parse import quote
+
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_http_methods, require_POST
+
+from survey import selectors, services
+from survey.forms import ConsentForm, DemographicsForm
+from survey.models import Assignment, Participant, Study
+
+# URL parameters under which crowd platforms pass their worker id (Prolific, MTurk, generic).
+CROWD_ID_PARAMS = {"PROLIFIC_PID": "prolific", "workerId": "mturk", "participant_id": "crowd", "pid": "crowd"}
+
+
+def _session_key(study: Study) -> str:
+    return f"survey-participant-{study.pk}"
+
+
+def _participant(request: HttpRequest, study: Study) -> Participant | None:
+    token = request.session.get(_session_key(study))
+    if not token:
+        return None
+    return Participant.objects.filter(study=study, token=token).first()
+
+
+def _open_study(slug: str) -> Study:
+    return get_object_or_404(Study, slug=slug)
+
+
+def index(request: HttpRequest) -> HttpResponse:
+    studies = Study.objects.filter(status=Study.Status.OPEN).order_by("title")
+    return render(request, "survey/index.html", {"studies": studies})
+
+
+@require_http_methods(["GET", "POST"])
+def landing(request: HttpRequest, slug: str) -> HttpResponse:
+    study = _open_study(slug)
+    participant = _participant(request, study)
+    if participant is not None and request.method == "GET":
+        return redirect("survey:instructions", slug=study.slug)
+    if request.method == "POST":
+        form = ConsentForm(request.POST)
+        if form.is_valid() and study.status == Study.Status.OPEN:
+            participant = services.participant_register(
+                study=study,
+                external_id=form.cleaned_data["external_id"],
+                external_source=form.cleaned_data["external_source"],
+            )
+            request.session[_session_key(study)] = participant.token
+            request.session.cycle_key()
+            return redirect("survey:about", slug=study.slug)
+    else:
+        initial = {}
+        for param, source in CROWD_ID_PARAMS.items():
+            if request.GET.get(param):
+                initial = {"external_id": request.GET[param][:200], "external_source": source}
+                break
+        form = ConsentForm(initial=initial)
+    return render(request, "survey/landing.html", {"study": study, "form": form, "step": 1})
+
+
+@require_http_methods(["GET", "POST"])
+def about(request: HttpRequest, slug: str) -> HttpResponse:
+    study = _open_study(slug)
+    participant = _participant(request, study)
+    if participant is None:
+        return redirect("survey:landing", slug=study.slug)
+    if request.method == "POST":
+        form = DemographicsForm(request.POST)
+        if "skip" in request.POST:
+            return redirect("survey:instructions", slug=study.slug)
+        if form.is_valid():
+            services.participant_update_demographics(participant=participant, **form.cleaned_data)
+            return redirect("survey:instructions", slug=study.slug)
+    else:
+        form = DemographicsForm(
+            initial={"name": participant.name, "gender": participant.gender, "occupation": participant.occupation}
+        )
+    return render(request, "survey/about.html", {"study": study, "form": form, "step": 2})
+
+
+def instructions(request: HttpRequest, slug: str) -> HttpResponse:
+    study = _open_study(slug)
+    if _participant(request, study) is None:
+        return redirect("survey:landing", slug=study.slug)
+    labels = list(enumerate(study.scale_labels, start=1))
+    return render(request, "survey/instructions.html", {"study": study, "labels": labels, "step": 3})
+
+
+@require_POST
+def start(request: HttpRequest, slug: str) -> HttpResponse:
+    """Claim a questionnaire (the participant's live one, or a new one) and go to it."""
+    study = _open_study(slug)
+    participant = _participant(request, study)
+    if participant is None:
+        return redirect("survey:landing", slug=study.slug)
+    try:
+        assignment = services.assignment_claim(participant=participant)
+    except services.NoQuestionnaireAvailable as exc:
+        return render(request, "survey/none_left.html", {"study": study, "message": str(exc)})
+    return redirect("survey:questionnaire", public_id=assignment.public_id)
+
+
+def _own_assignment(request: HttpRequest, public_id: str) -> tuple[Assignment, Participant]:
+    assignment = (
+        Assignment.objects.select_related("questionnaire__study", "participant").filter(public_id=public_id).first()
+    )
+    if assignment is None:
+        raise Http404("No such questionnaire.")
+    participant = _participant(request, assignment.questionnaire.study)
+    if participant is None or participant.pk != assignment.participant_id:
+        raise Http404("No such questionnaire.")
+    return assignment, participant
+
+
+@require_http_methods(["GET", "POST"])
+def questionnaire(request: HttpRequest, public_id: str) -> HttpResponse:
+    assignment, participant = _own_assignment(request, public_id)
+    study = assignment.questionnaire.study
+    if assignment.completed_at is not None:
+        return redirect("survey:done", public_id=public_id)
+    errors: dict[str, str] = {}
+    submitted: dict[str, str] = {}
+    if request.method == "POST":
+        submitted = {k: v for k, v in request.POST.items() if k != "csrfmiddlewaretoken"}
+        try:
+            services.ratings_submit(assignment_public_id=public_id, participant=participant, values=submitted)
+        except services.SubmissionInvalid as exc:
+            errors = exc.field_errors
+            messages.error(request, str(exc))
+        except services.AssignmentExpired as exc:
+            return render(request, "survey/none_left.html", {"study": study, "message": str(exc), "offer_next": True})
+        else:
+            return redirect("survey:done", public_id=public_id)
+    labels = list(enumerate(study.scale_labels, start=1))
+    pairs = [
+        {"pair": p, "error": errors.get(p.key, ""), "value": submitted.get(p.key, "")}
+        for p in selectors.assignment_pairs(assignment)
+    ]
+    done_before = participant.assignments.filter(completed_at__isnull=False).count()
+    return render(
+        request,
+        "survey/questionnaire.html",
+        {
+            "study": study,
+            "assignment": assignment,
+            "pairs": pairs,
+            "labels": labels,
+            "total": len(pairs),
+            "sequence_number": done_before + 1,
+            "expires_at": assignment.expires_at,
+            "step": 4,
+        },
+        status=400 if errors else 200,
+    )
+
+
+def done(request: HttpRequest, public_id: str) -> HttpResponse:
+    assignment, participant = _own_assignment(request, public_id)
+    if assignment.completed_at is None:
+        return redirect("survey:questionnaire", public_id=public_id)
+    study = assignment.questionnaire.study
+    completed = participant.assignments.filter(completed_at__isnull=False).count()
+    return render(
+        request,
+        "survey/done.html",
+        {"study": study, "assignment": assignment, "completed": completed, "step": 5},
+    )
+
+
+def finish(request: HttpRequest, public_id: str) -> HttpResponse:
+    """Send a crowd participant back to the platform's completion URL with their completion code."""
+    assignment, participant = _own_assignment(request, public_id)
+    study = assignment.questionnaire.study
+    if assignment.completed_at is None or not study.completion_url:
+        return redirect("survey:done", public_id=public_id)
+    url = study.completion_url.replace("{code}", quote(assignment.completion_code)).replace(
+        "{pid}", quote(participant.external_id)
+    )
+    return redirect(url)
