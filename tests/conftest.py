@@ -1,0 +1,60 @@
+"""Shared fixtures: a small synthetic dataset and an open study built through the services."""
+from __future__ import annotations
+
+import pytest
+
+from survey import services
+from survey.models import Dataset, Document, Reader, Study, Summary, System
+
+SYSTEM_NAMES = [f"Sysname{c}" for c in "ABCDEFGHIJ"]  # distinctive: never occur in ordinary text
+
+
+def build_dataset(*, name: str = "tiny", docs: int = 3, readers: int = 3, systems=SYSTEM_NAMES) -> Dataset:
+    dataset = Dataset.objects.create(name=name)
+    user = System.objects.get_or_create(name="user", defaults={"kind": System.Kind.REFERENCE})[0]
+    sys_objs = [System.objects.get_or_create(name=s, defaults={"kind": System.Kind.PERSONALIZED})[0] for s in systems]
+    reader_objs = [
+        Reader.objects.create(dataset=dataset, external_id=f"R{r}", history=[f"H{r}{i}" for i in range(3)])
+        for r in range(readers)
+    ]
+    for d in range(docs):
+        doc = Document.objects.create(
+            dataset=dataset, external_id=f"N{d}", headline=f"Headline {d}", body=f"Body of article {d}. " * 20
+        )
+        for r in reader_objs:
+            Summary.objects.create(document=doc, reader=r, system=user, text=f"reference {d} by reader {r.external_id}")
+            for s in sys_objs:
+                Summary.objects.create(
+                    document=doc, reader=r, system=s, text=f"output {d} for reader {r.external_id} variant {s.pk}"
+                )
+    return dataset
+
+
+def build_study(dataset: Dataset, *, slug: str = "study", raters: int = 2, per_q: int = 5, **fields) -> Study:
+    study = Study.objects.create(
+        slug=slug,
+        title=f"Study {slug}",
+        dataset=dataset,
+        raters_per_questionnaire=raters,
+        systems_per_questionnaire=per_q,
+        seed=fields.pop("seed", 11),
+        **fields,
+    )
+    study.systems.set(System.objects.exclude(name="user"))
+    services.questionnaires_generate(study=study)
+    services.study_open(study=study)
+    return study
+
+
+@pytest.fixture
+def dataset(db) -> Dataset:
+    return build_dataset()
+
+
+@pytest.fixture
+def study(dataset) -> Study:
+    return build_study(dataset)
+
+
+def full_answers(assignment, value: int = 4) -> dict[str, str]:
+    return {entry["key"]: str(value) for entry in assignment.presentation}
