@@ -22,7 +22,7 @@ def build_dataset(*, name: str = "tiny", docs: int = 3, readers: int = 3, system
             dataset=dataset, external_id=f"N{d}", headline=f"Headline {d}", body=f"Body of article {d}. " * 20
         )
         for r in reader_objs:
-            Summary.objects.create(document=doc, reader=r, system=user, text=f"reference {d} by reader {r.external_id}")
+            Summary.objects.create(document=doc, reader=r, system=user, text=f"gold headline {d} written by reader {r.external_id}")
             for s in sys_objs:
                 Summary.objects.create(
                     document=doc, reader=r, system=s, text=f"output {d} for reader {r.external_id} variant {s.pk}"

@@ -1,0 +1,176 @@
+"""Participant flow through the test client (no JavaScript), crowd parameters, researcher access."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+
+import pytest
+from django.contrib.auth.models import Group, User
+from django.test import Client
+from django.urls import reverse
+
+from survey.models import Assignment, Participant, Rating
+from tests.conftest import build_study
+
+pytestmark = pytest.mark.django_db
+
+
+def consent(client: Client, slug: str, query: str = "") -> Participant:
+    page = client.get(f"/s/{slug}/{query}")
+    assert page.status_code == 200
+    hidden = dict(re.findall(r'name="(external_\w+)" value="([^"]*)"', page.content.decode()))
+    response = client.post(f"/s/{slug}/", {"consent": "on", **hidden})
+    assert response.status_code == 302 and response["Location"] == f"/s/{slug}/about/"
+    return Participant.objects.latest("id")
+
+
+def start(client: Client, slug: str) -> Assignment:
+    response = client.post(f"/s/{slug}/start/")
+    assert response.status_code == 302
+    public_id = response["Location"].strip("/").split("/")[-1]
+    return Assignment.objects.get(public_id=public_id)
+
+
+def field_names(html: str) -> list[str]:
+    return re.findall(r'type="radio" name="([^"]+)" value="1"', html)
+
+
+def test_full_flow_without_javascript(study):
+    client = Client(enforce_csrf_checks=False)
+    participant = consent(client, study.slug)
+    r = client.post(f"/s/{study.slug}/about/", {"name": "Ada", "gender": "female", "occupation": "grad"})
+    assert r["Location"] == f"/s/{study.slug}/instructions/"
+    participant.refresh_from_db()
+    assert (participant.name, participant.gender, participant.occupation) == ("Ada", "female", "grad")
+    page = client.get(f"/s/{study.slug}/instructions/")
+    for label in study.scale_labels:
+        assert label in page.content.decode()
+    assignment = start(client, study.slug)
+    page = client.get(f"/q/{assignment.public_id}/")
+    html = page.content.decode()
+    names = field_names(html)
+    assert names == [e["key"] for e in assignment.presentation]  # shown in the recorded order
+    assert "Pair 1 of 6" in html and "Pair 6 of 6" in html
+    # an incomplete submission is rejected with a message and keeps what was chosen
+    partial = {names[0]: "2", names[1]: "6"}
+    r = client.post(f"/q/{assignment.public_id}/", partial)
+    assert r.status_code == 400
+    assert "4 of 6 pairs need a valid rating; nothing was saved." in r.content.decode()
+    assert not Rating.objects.exists()
+    assert re.search(rf'name="{re.escape(names[1])}" value="6" required checked', r.content.decode())
+    answers = {name: str(1 + i % 6) for i, name in enumerate(names)}
+    r = client.post(f"/q/{assignment.public_id}/", answers)
+    assert r.status_code == 302 and r["Location"] == f"/q/{assignment.public_id}/done/"
+    done = client.get(r["Location"]).content.decode()
+    assignment.refresh_from_db()
+    assert assignment.completion_code in done
+    # the back button / a replayed POST changes nothing
+    r = client.post(f"/q/{assignment.public_id}/", {name: "1" for name in names})
+    assert r.status_code == 302
+    assert sorted(Rating.objects.values_list("value", flat=True)) == sorted(int(v) for v in answers.values())
+    # offer of the next questionnaire
+    nxt = start(client, study.slug)
+    assert nxt.pk != assignment.pk and nxt.participant_id == participant.pk
+
+
+def test_skip_demographics_and_resume_live_assignment(study):
+    client = Client()
+    consent(client, study.slug)
+    r = client.post(f"/s/{study.slug}/about/", {"skip": "1"})
+    assert r["Location"] == f"/s/{study.slug}/instructions/"
+    first = start(client, study.slug)
+    assert start(client, study.slug).pk == first.pk
+
+
+def test_pages_need_consent_and_own_assignment(study):
+    stranger = Client()
+    assert stranger.get(f"/s/{study.slug}/instructions/")["Location"] == f"/s/{study.slug}/"
+    assert stranger.post(f"/s/{study.slug}/start/")["Location"] == f"/s/{study.slug}/"
+    owner = Client()
+    consent(owner, study.slug)
+    a = start(owner, study.slug)
+    assert stranger.get(f"/q/{a.public_id}/").status_code == 404
+    other = Client()
+    consent(other, study.slug)
+    assert other.get(f"/q/{a.public_id}/").status_code == 404
+    assert other.get("/q/not-a-real-id/").status_code == 404
+    assert stranger.post(f"/s/{study.slug}/", {}).status_code == 200  # consent box is required
+
+
+def test_csrf_is_enforced_on_participant_posts(study):
+    client = Client(enforce_csrf_checks=True)
+    client.get(f"/s/{study.slug}/")
+    assert client.post(f"/s/{study.slug}/", {"consent": "on"}).status_code == 403
+
+
+def test_crowd_id_from_url_and_completion_redirect(dataset):
+    study = build_study(dataset, slug="crowd", completion_url="https://crowd.example/done?cc={code}&w={pid}")
+    client = Client()
+    participant = consent(client, study.slug, "?PROLIFIC_PID=abc123&STUDY_ID=s1")
+    assert (participant.external_id, participant.external_source) == ("abc123", "prolific")
+    a = start(client, study.slug)
+    client.post(f"/q/{a.public_id}/", {e["key"]: "3" for e in a.presentation})
+    a.refresh_from_db()
+    done = client.get(f"/q/{a.public_id}/done/").content.decode()
+    assert reverse("survey:finish", args=[a.public_id]) in done
+    r = client.get(f"/q/{a.public_id}/finish/")
+    assert r.status_code == 302 and r["Location"] == f"https://crowd.example/done?cc={a.completion_code}&w=abc123"
+
+
+def test_questionnaire_page_is_blind(study):
+    client = Client()
+    consent(client, study.slug)
+    a = start(client, study.slug)
+    html = client.get(f"/q/{a.public_id}/").content.decode()
+    for name in list(study.systems.values_list("name", flat=True)):
+        assert name not in html
+    item_ids = [str(e["item"]) for e in a.presentation]
+    assert not any(re.search(rf'name="[^"]*\b{i}\b', html) for i in item_ids)
+    assert "reference" not in html.lower() and "user" not in html.lower().replace("user-scalable", "")
+
+
+@pytest.fixture
+def researcher(db) -> User:
+    user = User.objects.create_user("res", password="pw-for-tests-1")
+    user.groups.add(Group.objects.get_or_create(name="researcher")[0])
+    return user
+
+
+def test_research_pages_need_login_and_role(study, researcher):
+    anonymous = Client()
+    for url in ["/research/", f"/research/studies/{study.slug}/", f"/research/studies/{study.slug}/ratings.csv"]:
+        r = anonymous.get(url)
+        assert r.status_code == 302 and r["Location"].startswith("/accounts/login/")
+    plain = Client()
+    User.objects.create_user("plain", password="pw-for-tests-2")
+    plain.login(username="plain", password="pw-for-tests-2")
+    assert plain.get("/research/").status_code == 403
+    assert plain.get(f"/research/studies/{study.slug}/ratings.csv").status_code == 403
+    client = Client()
+    client.login(username="res", password="pw-for-tests-1")
+    assert client.get("/research/").status_code == 200
+    assert study.title in client.get(f"/research/studies/{study.slug}/").content.decode()
+    assert client.get(f"/research/studies/{study.slug}/ratings.xml").status_code == 400
+
+
+def test_ratings_download_layout(study, researcher):
+    participant_client = Client()
+    consent(participant_client, study.slug)
+    a = start(participant_client, study.slug)
+    participant_client.post(f"/q/{a.public_id}/", {e["key"]: "5" for e in a.presentation})
+    client = Client()
+    client.login(username="res", password="pw-for-tests-1")
+    r = client.get(f"/research/studies/{study.slug}/ratings.csv")
+    assert r["Content-Disposition"] == f'attachment; filename="{study.slug}-ratings.csv"'
+    rows = list(csv.DictReader(io.StringIO(r.content.decode())))
+    assert len(rows) == 6
+    assert list(rows[0])[:5] == ["doc_id", "system", "uid1", "uid2", "rating"]
+    q = a.questionnaire
+    assert {row["system"] for row in rows} == set(q.items.values_list("system__name", flat=True))
+    assert all((row["doc_id"], row["uid1"], row["uid2"]) == (q.document.external_id, q.reader_j.external_id,
+                                                             q.reader_k.external_id) for row in rows)
+    r = client.get(f"/research/studies/{study.slug}/ratings.jsonl")
+    records = [json.loads(line) for line in r.content.decode().splitlines()]
+    assert len(records) == 6 and all(rec["rating"] == 5 for rec in records)
