@@ -156,6 +156,7 @@ class ParticipantAdmin(ReadOnlyAdmin):
 class RatingInline(ReadOnlyInline):
     model = Rating
     fields = ["item", "value", "shown_position", "swapped", "created_at"]
+    readonly_fields = fields
 
 
 @admin.register(Assignment)
@@ -173,3 +174,11 @@ class RatingAdmin(ReadOnlyAdmin):
     list_filter = ["assignment__questionnaire__study", "value", "item__system"]
     search_fields = ["item__questionnaire__document__external_id", "assignment__participant__external_id"]
     list_select_related = ["assignment", "item__system", "item__questionnaire__study"]
+
+
+@admin.register(Item)
+class ItemAdmin(ReadOnlyAdmin):
+    list_display = ["questionnaire", "position", "system"]
+    list_filter = ["questionnaire__study", "system"]
+    search_fields = ["questionnaire__document__external_id", "system__name"]
+    list_select_related = ["questionnaire__study", "questionnaire__document", "system"]

@@ -1,0 +1,118 @@
+"""Load the demo: fixtures, a researcher and an admin account, the demo study and simulated ratings.
+
+Idempotent: re-running re-imports the fixtures (a no-op when unchanged), keeps the accounts and does
+not touch an existing demo study or its ratings.
+"""
+from __future__ import annotations
+
+import io
+import json
+import os
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib.auth.models import Group, User
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandParser
+from django.db import transaction
+
+from survey import demo, services
+from survey.models import Dataset, Reader, Study, System
+from survey.research_views import RESEARCHER_GROUP
+
+FIXTURES = Path(settings.BASE_DIR) / "fixtures" / "demo"
+DEMO_DATASET = "demo"
+DEMO_STUDY = "demo"
+DEMO_SEED = 2026
+SIMULATED_PARTICIPANTS = 24
+SETS_PER_SIMULATED_PARTICIPANT = 8
+
+INSTRUCTIONS = (
+    "Each set shows six pairs of short headlines written about the same news article. For every pair, "
+    "read both texts and rate how similar they are in what they say about the article: the facts, the "
+    "angle and the emphasis. Ignore spelling, punctuation and word order.\n\n"
+    "There are no right or wrong answers, and some pairs are nearly identical while others share little."
+)
+
+
+class Command(BaseCommand):
+    help = "Load the demo dataset, accounts, study and simulated ratings (idempotent)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--participants", type=int, default=SIMULATED_PARTICIPANTS)
+        parser.add_argument("--sets-each", type=int, default=SETS_PER_SIMULATED_PARTICIPANT)
+
+    def handle(self, *args, participants: int, sets_each: int, **options) -> None:
+        out = io.StringIO()
+        call_command("import_consolidated", str(FIXTURES / "consolidated.jsonl"), dataset=DEMO_DATASET, stdout=out)
+        self.stdout.write(out.getvalue().strip())
+        dataset = Dataset.objects.get(name=DEMO_DATASET)
+        self._curate(dataset)
+        credentials = self._accounts()
+        study, created = self._study(dataset)
+        if created:
+            result = demo.simulate_participants(
+                study=study, participants=participants, sets_each=sets_each, seed=DEMO_SEED
+            )
+            self.stdout.write(
+                f"demo study: {study.questionnaires.count()} questionnaires; {result.participants} simulated "
+                f"participants completed {result.completed_sets} rating sets"
+            )
+        else:
+            self.stdout.write("demo study exists; left as it is")
+        for role, (username, password) in credentials.items():
+            self.stdout.write(f"{role} account: {username} / {password}")
+
+    @transaction.atomic
+    def _curate(self, dataset: Dataset) -> None:
+        for entry in json.loads((FIXTURES / "systems.json").read_text(encoding="utf-8")):
+            System.objects.filter(name=entry["name"]).update(
+                kind=entry["kind"], variant=entry.get("variant", ""), description=entry.get("description", "")
+            )
+        for entry in json.loads((FIXTURES / "readers.json").read_text(encoding="utf-8")):
+            Reader.objects.filter(dataset=dataset, external_id=entry["reader_id"]).update(
+                history=entry["history"], profile=entry.get("profile", "")
+            )
+        dataset.description = "Fictional news articles with reader-written and system headlines (demo)."
+        dataset.save(update_fields=["description"])
+
+    def _accounts(self) -> dict[str, tuple[str, str]]:
+        researcher_pw = os.environ.get("DEMO_RESEARCHER_PASSWORD", "researcher-demo-pass")
+        admin_pw = os.environ.get("DEMO_ADMIN_PASSWORD", "admin-demo-pass")
+        group, _ = Group.objects.get_or_create(name=RESEARCHER_GROUP)
+        researcher, created = User.objects.get_or_create(username="researcher")
+        if created:
+            researcher.set_password(researcher_pw)
+            researcher.save()
+        researcher.groups.add(group)
+        admin, created = User.objects.get_or_create(
+            username="admin", defaults={"is_staff": True, "is_superuser": True, "email": "admin@localhost"}
+        )
+        if created:
+            admin.set_password(admin_pw)
+            admin.save()
+        shown = {
+            "researcher": ("researcher", researcher_pw if researcher.check_password(researcher_pw) else "(changed)"),
+            "admin": ("admin", admin_pw if admin.check_password(admin_pw) else "(changed)"),
+        }
+        return shown
+
+    def _study(self, dataset: Dataset) -> tuple[Study, bool]:
+        existing = Study.objects.filter(slug=DEMO_STUDY).first()
+        if existing is not None:
+            return existing, False
+        with transaction.atomic():
+            study = Study.objects.create(
+                slug=DEMO_STUDY,
+                title="How similar are these headlines?",
+                dataset=dataset,
+                instructions=INSTRUCTIONS,
+                systems_per_questionnaire=5,
+                raters_per_questionnaire=2,
+                assignment_timeout_minutes=45,
+                seed=DEMO_SEED,
+            )
+            study.systems.set(System.objects.filter(summaries__document__dataset=dataset).exclude(name="user").distinct())
+            services.questionnaires_generate(study=study)
+            services.study_open(study=study)
+        return study, True

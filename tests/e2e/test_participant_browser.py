@@ -1,0 +1,82 @@
+"""A participant completes a questionnaire in a real browser (Debian chromium, headless, via Playwright).
+
+Screenshots land in artifacts/screenshots/ (desktop and phone widths) for a human to look at.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.core.management import call_command
+
+from survey.models import Assignment, Rating
+
+CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+SHOTS = Path(settings.BASE_DIR) / "artifacts" / "screenshots"
+
+pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def browser():
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (make browser) or set CHROMIUM_PATH")
+    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's sync API runs an event loop
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+def test_participant_completes_questionnaire_with_keyboard(live_server, browser):
+    call_command("load_demo", participants=4, sets_each=1, stdout=open(os.devnull, "w"))
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page = browser.new_page(viewport={"width": 1200, "height": 900})
+    page.goto(f"{live_server.url}/s/demo/?PROLIFIC_PID=e2e-worker")
+    page.check("#id_consent")
+    page.click("text=Agree and continue")
+    page.select_option("#id_occupation", "grad")
+    page.click("button:has-text('Continue')")
+    assert "How to rate" in page.inner_text("h1")
+    page.click("button:has-text('Start')")
+    page.wait_for_selector("#ratings-form")
+    assert page.inner_text("#progress-text") == "0 of 6 pairs rated"
+    page.screenshot(path=str(SHOTS / "questionnaire.png"), full_page=True)
+
+    # rate with the keyboard: each key rates the active pair and moves to the next one
+    keys = ["6", "2", "5", "1", "4", "3"]
+    for key in keys:
+        page.keyboard.press(key)
+    assert page.inner_text("#progress-text") == "6 of 6 pairs rated"
+    page.click("#submit-ratings")
+    page.wait_for_selector("#completion-code")
+    code = page.inner_text("#completion-code")
+
+    assignment = Assignment.objects.get(participant__external_id="e2e-worker")
+    assert assignment.completion_code == code and assignment.completed_at is not None
+    stored = {r.item_id: r.value for r in Rating.objects.filter(assignment=assignment)}
+    assert [stored[e["item"]] for e in assignment.presentation] == [int(k) for k in keys]
+    page.screenshot(path=str(SHOTS / "done.png"))
+
+    # a phone-sized participant sees the same questionnaire layout stacked
+    phone = browser.new_page(viewport={"width": 390, "height": 844}, device_scale_factor=2, is_mobile=True)
+    phone.goto(f"{live_server.url}/s/demo/")
+    phone.check("#id_consent")
+    phone.click("text=Agree and continue")
+    phone.click("button:has-text('Skip')")
+    phone.click("button:has-text('Start')")
+    phone.wait_for_selector("#ratings-form")
+    phone.screenshot(path=str(SHOTS / "questionnaire-phone.png"))

@@ -1,0 +1,97 @@
+"""The demo: load_demo is idempotent and produces a usable study; every participant page is blind."""
+from __future__ import annotations
+
+import io
+import re
+from collections import Counter
+
+import pytest
+from django.core.management import call_command
+from django.test import Client
+
+from survey.models import Assignment, Participant, Rating, Study, Summary, System
+
+pytestmark = pytest.mark.django_db
+
+SYSTEM_KIND_COUNTS = {"personalized": 5, "generic": 4, "llm": 1}
+
+
+@pytest.fixture
+def demo_loaded(db) -> str:
+    out = io.StringIO()
+    call_command("load_demo", stdout=out)
+    return out.getvalue()
+
+
+def test_demo_contents(demo_loaded):
+    assert "researcher account: researcher / " in demo_loaded and "admin account: admin / " in demo_loaded
+    study = Study.objects.get(slug="demo")
+    assert study.status == "open" and study.systems.count() == 10
+    assert Counter(System.objects.exclude(name="user").values_list("kind", flat=True)) == SYSTEM_KIND_COUNTS
+    assert study.dataset.documents.count() >= 12
+    assert all(len(r.history) >= 6 for r in study.dataset.readers.all())
+    assert Summary.objects.filter(system__name="user").count() >= 36
+    raters = Participant.objects.filter(study=study, assignments__completed_at__isnull=False).distinct()
+    assert raters.count() >= 20
+    assert Rating.objects.filter(assignment__questionnaire__study=study).values("value").distinct().count() >= 5
+    # some questionnaires have both raters (agreement can be measured), and slots remain for live participants
+    done = Counter(Assignment.objects.filter(completed_at__isnull=False).values_list("questionnaire", flat=True))
+    assert 2 in done.values()
+    assert sum(done.values()) < study.questionnaires.count() * study.raters_per_questionnaire
+
+
+def test_demo_ratings_carry_signal(demo_loaded):
+    """The simulated raters rate the accurate, responsive system's pairs as more similar than the noisy one's."""
+    def mean(system: str) -> float:
+        values = list(Rating.objects.filter(item__system__name=system).values_list("value", flat=True))
+        return sum(values) / len(values)
+
+    assert mean("ClickAttnSum") > mean("ProfileBARTx")
+
+
+def test_load_demo_is_idempotent(demo_loaded):
+    counts = (Summary.objects.count(), Rating.objects.count(), Participant.objects.count(), Study.objects.count())
+    out = io.StringIO()
+    call_command("load_demo", stdout=out)
+    assert "demo study exists" in out.getvalue()
+    assert (Summary.objects.count(), Rating.objects.count(), Participant.objects.count(), Study.objects.count()) == counts
+
+
+def test_every_participant_page_of_the_demo_is_blind(demo_loaded):
+    names = list(System.objects.values_list("name", flat=True))
+    forbidden = [n for n in names if n != "user"] + ["reference", "gold"]
+    client = Client()
+    pages: list[str] = []
+
+    def fetch(url: str, method: str = "get", data=None) -> str:
+        response = getattr(client, method)(url, data or {}, follow=True)
+        assert response.status_code == 200, url
+        html = response.content.decode()
+        pages.append(html)
+        return html
+
+    fetch("/")
+    fetch("/s/demo/")
+    fetch("/s/demo/", "post", {"consent": "on"})
+    fetch("/s/demo/about/")
+    fetch("/s/demo/instructions/")
+    for asset in ["/static/survey/questionnaire.js", "/static/survey/site.css"]:
+        pages.append(b"".join(client.get(asset).streaming_content).decode())
+    participant = Participant.objects.latest("id")
+    seen = 0
+    while True:
+        html = fetch("/s/demo/start/", "post")
+        if "questionnaire" in html and "ratings-form" not in html:
+            break  # nothing left for this participant
+        assignment = Assignment.objects.filter(participant=participant, completed_at__isnull=True).get()
+        keys = re.findall(r'type="radio" name="([^"]+)" value="1"', html)
+        assert keys == [e["key"] for e in assignment.presentation]
+        fetch(f"/q/{assignment.public_id}/", "post", {k: "3" for k in keys})
+        seen += 1
+    assert seen >= 10
+    for html in pages:
+        lowered = html.lower()
+        for word in forbidden:
+            assert word.lower() not in lowered, word
+        # no database ids of items or summaries in any field name or attribute
+        assert not re.search(r'name="(item|summary|system)[-_]?\d', lowered)
