@@ -1,0 +1,116 @@
+"""Reading input files with line numbers: text decoding and a JSON value stream."""
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+from survey.importers.errors import ImportFileError, Problems
+
+_JSON_WS = re.compile(r"[ \t\n\r]*")
+
+
+def decode_bytes(data: bytes, file: str, first_line: int = 1) -> str:
+    """Decode UTF-8 (a leading BOM is dropped); an undecodable byte is reported with its line."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = first_line + data.count(b"\n", 0, exc.start)
+        raise ImportFileError(f"{file}:{line}: not valid UTF-8 text (byte {data[exc.start]:#04x})") from None
+
+
+def read_text(path: Path, file: str) -> str:
+    """The whole file as text (OSError propagates to the caller)."""
+    return decode_bytes(path.read_bytes(), file)
+
+
+def iter_lines(path: Path, file: str) -> Iterator[tuple[int, str]]:
+    """``(line number, line without its end-of-line)`` for each line, decoded one line at a time."""
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, 1):
+            text = decode_bytes(raw, file, number) if number == 1 else _decode_line(raw, file, number)
+            yield number, text.rstrip("\r\n")
+
+
+def _decode_line(raw: bytes, file: str, number: int) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ImportFileError(f"{file}:{number}: not valid UTF-8 text (byte {raw[exc.start]:#04x})") from None
+
+
+def json_type(value: object) -> str:
+    """JSON's name for the type of a decoded value."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+class _Lines:
+    """Incremental position -> 1-based line number (positions must not decrease)."""
+
+    def __init__(self, text: str) -> None:
+        self.text, self.pos, self.line = text, 0, 1
+
+    def at(self, pos: int) -> int:
+        self.line += self.text.count("\n", self.pos, pos)
+        self.pos = pos
+        return self.line
+
+
+def iter_json_values(text: str, file: str, problems: Problems) -> Iterator[tuple[int, object]]:
+    """``(start line, value)`` for each top-level value: JSON Lines, concatenated or pretty-printed values,
+    or the elements of one top-level array. A syntax error is added to ``problems`` and ends the stream."""
+    decoder = json.JSONDecoder()
+    lines = _Lines(text)
+    end = len(text)
+
+    def skip(pos: int) -> int:
+        return _JSON_WS.match(text, pos).end()
+
+    def decode(pos: int) -> tuple[object, int] | None:
+        try:
+            return decoder.raw_decode(text, pos)
+        except json.JSONDecodeError as exc:
+            problems.add(file, exc.lineno, f"invalid JSON: {exc.msg} (column {exc.colno})")
+            return None
+
+    pos = skip(0)
+    if pos < end and text[pos] == "[":
+        pos = skip(pos + 1)
+        if pos < end and text[pos] == "]":
+            pos += 1
+        else:
+            while True:
+                decoded = decode(pos)
+                if decoded is None:
+                    return
+                yield lines.at(pos), decoded[0]
+                pos = skip(decoded[1])
+                if pos < end and text[pos] == ",":
+                    pos = skip(pos + 1)
+                    continue
+                if pos < end and text[pos] == "]":
+                    pos += 1
+                    break
+                problems.add(file, lines.at(pos), "invalid JSON: expected ',' or ']' after an array element")
+                return
+        pos = skip(pos)
+        if pos < end:
+            problems.add(file, lines.at(pos), "unexpected content after the top-level JSON array")
+        return
+    while pos < end:
+        decoded = decode(pos)
+        if decoded is None:
+            return
+        yield lines.at(pos), decoded[0]
+        pos = skip(decoded[1])

@@ -1,0 +1,153 @@
+"""Parse model summaries (CSV or JSON Lines with ``doc_id, reader_id, system, text``) into records.
+
+The format follows the extension (``.csv``, ``.jsonl``, ``.json``), otherwise the first character decides
+(``{`` or ``[`` means JSON). Reference summaries (system ``user``) come from dataset imports, not from here.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterator, Set
+from pathlib import Path
+from typing import Literal
+
+from survey.importers.errors import Problems
+from survey.importers.records import MAX_KEY_LENGTH, SummaryRecord
+from survey.importers.sources import iter_json_values, json_type, read_text
+from survey.models import REFERENCE_SYSTEM
+
+COLUMNS = ("doc_id", "reader_id", "system", "text")
+Format = Literal["csv", "jsonl", "json"]
+
+
+def detect_format(path: Path, text: str) -> Format:
+    suffix = path.suffix.lower()
+    if suffix in (".csv", ".jsonl", ".json"):
+        return suffix[1:]  # type: ignore[return-value]
+    return "json" if text.lstrip()[:1] in ("{", "[") else "csv"
+
+
+def parse_summaries(path: str | Path, *, file: str | None = None) -> list[SummaryRecord]:
+    """Read and validate a summaries file; raise ``ImportFileError`` listing every problem."""
+    path = Path(path)
+    file = file or path.name
+    text = read_text(path, file)
+    problems = Problems()
+    fmt = detect_format(path, text)
+    rows = _csv_rows(text, file, problems) if fmt == "csv" else _json_rows(text, file, fmt, problems)
+    records: list[SummaryRecord] = []
+    first_line: dict[tuple[str, str, str], int] = {}
+    for line, row in rows:
+        record = _record(row, line, file, problems)
+        if record is None:
+            continue
+        key = (record.doc_id, record.reader_id, record.system)
+        if key in first_line:
+            problems.add(
+                file,
+                line,
+                f'duplicate summary for doc_id "{key[0]}", reader_id "{key[1]}", system "{key[2]}" '
+                f"(first at line {first_line[key]})",
+            )
+            continue
+        first_line[key] = line
+        records.append(record)
+    if not records and not problems:
+        problems.add(file, 1, "no summaries found" + ("" if text.strip() else " (the file is empty)"))
+    problems.raise_if_any()
+    return records
+
+
+def check_references(
+    records: list[SummaryRecord], *, file: str, dataset: str, doc_ids: Set[str], reader_ids: Set[str]
+) -> None:
+    """Raise ``ImportFileError`` for each summary whose doc_id or reader_id is not in the dataset."""
+    problems = Problems()
+    for record in records:
+        if record.doc_id not in doc_ids:
+            problems.add(file, record.line, f'unknown doc_id "{record.doc_id}" in dataset "{dataset}"')
+        if record.reader_id not in reader_ids:
+            problems.add(file, record.line, f'unknown reader_id "{record.reader_id}" in dataset "{dataset}"')
+    problems.raise_if_any()
+
+
+def _record(row: dict[str, object], line: int, file: str, problems: Problems) -> SummaryRecord | None:
+    values: dict[str, str] = {}
+    for key in COLUMNS:
+        value = row.get(key)
+        if key not in row:
+            problems.add(file, line, f'field "{key}" is missing')
+        elif not isinstance(value, str):
+            problems.add(file, line, f'field "{key}" must be a string, found {json_type(value)}')
+        elif not value.strip():
+            problems.add(file, line, f'field "{key}" is empty')
+        elif key != "text" and len(value) > MAX_KEY_LENGTH:
+            problems.add(file, line, f'field "{key}" is longer than {MAX_KEY_LENGTH} characters')
+        elif key == "system" and value == REFERENCE_SYSTEM:
+            problems.add(
+                file,
+                line,
+                f'field "system" is "{REFERENCE_SYSTEM}", which is reserved for the readers\' own summaries '
+                "(import those with the dataset)",
+            )
+        else:
+            values[key] = value
+    if len(values) < len(COLUMNS):
+        return None
+    return SummaryRecord(values["doc_id"], values["reader_id"], values["system"], values["text"], line=line)
+
+
+def _csv_rows(text: str, file: str, problems: Problems) -> Iterator[tuple[int, dict[str, object]]]:
+    reader = csv.reader(io.StringIO(text, newline=""))
+    header: list[str] | None = None
+    while True:
+        start = reader.line_num + 1
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            problems.add(file, reader.line_num, f"invalid CSV: {exc}")
+            return
+        if not row or (len(row) == 1 and not row[0].strip()):
+            continue
+        if header is None:
+            header = [column.strip() for column in row]
+            absent = [column for column in COLUMNS if column not in header]
+            repeated = [column for column in COLUMNS if header.count(column) > 1]
+            if absent:
+                names = ", ".join(f'"{column}"' for column in absent)
+                problems.add(file, start, f"header lacks column(s) {names} (needs {','.join(COLUMNS)})")
+            if repeated:
+                problems.add(file, start, "header repeats column(s) " + ", ".join(f'"{c}"' for c in repeated))
+            if absent or repeated:
+                return
+            continue
+        if len(row) != len(header):
+            problems.add(file, start, f"expected {len(header)} comma-separated columns, found {len(row)}")
+            continue
+        yield start, {key: value.strip() if key != "text" else value for key, value in zip(header, row)}
+
+
+def _json_rows(text: str, file: str, fmt: Format, problems: Problems) -> Iterator[tuple[int, dict[str, object]]]:
+    if fmt == "jsonl":  # strictly one value per line: a bad line does not hide the following ones
+        values: Iterator[tuple[int, object]] = _jsonl_values(text, file, problems)
+    else:
+        values = iter_json_values(text, file, problems)
+    for line, value in values:
+        if isinstance(value, dict):
+            yield line, value
+        else:
+            problems.add(file, line, f"expected a JSON object, found {json_type(value)}")
+
+
+def _jsonl_values(text: str, file: str, problems: Problems) -> Iterator[tuple[int, object]]:
+    for line, raw in enumerate(text.split("\n"), 1):
+        if not raw.strip():
+            continue
+        try:
+            yield line, json.loads(raw)
+        except json.JSONDecodeError as exc:
+            problems.add(file, line, f"invalid JSON: {exc.msg} (column {exc.colno})")
+
