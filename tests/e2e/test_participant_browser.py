@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.db import connections
 from django.core.management import call_command
+from playwright.sync_api import expect
 
 from survey.models import Assignment, Rating
 
@@ -39,6 +41,9 @@ def browser():
             yield b
         finally:
             b.close()
+            # Queries made while Playwright's sync API is active run in another context and so on
+            # their own connection; close them, or PostgreSQL refuses to drop the test database.
+            connections.close_all()
 
 
 def test_participant_completes_questionnaire_with_keyboard(live_server, browser):
@@ -52,15 +57,15 @@ def test_participant_completes_questionnaire_with_keyboard(live_server, browser)
     page.click("button:has-text('Continue')")
     assert "How to rate" in page.inner_text("h1")
     page.click("button:has-text('Start')")
-    page.wait_for_selector("#ratings-form")
-    assert page.inner_text("#progress-text") == "0 of 6 pairs rated"
+    progress = page.locator("#progress-text")
+    expect(progress).to_have_text("0 of 6 pairs rated")  # waits for the deferred script
     page.screenshot(path=str(SHOTS / "questionnaire.png"), full_page=True)
 
     # rate with the keyboard: each key rates the active pair and moves to the next one
     keys = ["6", "2", "5", "1", "4", "3"]
     for key in keys:
         page.keyboard.press(key)
-    assert page.inner_text("#progress-text") == "6 of 6 pairs rated"
+    expect(progress).to_have_text("6 of 6 pairs rated")
     page.click("#submit-ratings")
     page.wait_for_selector("#completion-code")
     code = page.inner_text("#completion-code")
@@ -78,5 +83,5 @@ def test_participant_completes_questionnaire_with_keyboard(live_server, browser)
     phone.click("text=Agree and continue")
     phone.click("button:has-text('Skip')")
     phone.click("button:has-text('Start')")
-    phone.wait_for_selector("#ratings-form")
+    expect(phone.locator("#progress-text")).to_have_text("0 of 6 pairs rated")
     phone.screenshot(path=str(SHOTS / "questionnaire-phone.png"))
