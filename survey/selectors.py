@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from survey.models import Assignment, Item, Questionnaire, Rating, Study, System
+from survey.models import Assignment, Item, Questionnaire, Rating, Study
 
 # The ratings layout of PERSEVAL_CONVENTIONS.md: these five columns first, so exports feed the CLI.
 EXPORT_COLUMNS = [
@@ -150,8 +150,3 @@ def ratings_export_rows(*, study: Study | None = None) -> Iterator[dict[str, obj
             "rated_at": r.created_at.isoformat(),
         }
 
-
-def study_system_names(study: Study) -> list[str]:
-    return list(study.systems.values_list("name", flat=True)) + list(
-        System.objects.filter(name="user").values_list("name", flat=True)
-    )
