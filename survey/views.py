@@ -31,7 +31,7 @@ def _participant(request: HttpRequest, study: Study) -> Participant | None:
     return Participant.objects.filter(study=study, token=token).first()
 
 
-def _open_study(slug: str) -> Study:
+def _study_or_404(slug: str) -> Study:
     return get_object_or_404(Study, slug=slug)
 
 
@@ -42,7 +42,7 @@ def index(request: HttpRequest) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 def landing(request: HttpRequest, slug: str) -> HttpResponse:
-    study = _open_study(slug)
+    study = _study_or_404(slug)
     participant = _participant(request, study)
     if participant is not None and request.method == "GET":
         return redirect("survey:instructions", slug=study.slug)
@@ -69,7 +69,7 @@ def landing(request: HttpRequest, slug: str) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 def about(request: HttpRequest, slug: str) -> HttpResponse:
-    study = _open_study(slug)
+    study = _study_or_404(slug)
     participant = _participant(request, study)
     if participant is None:
         return redirect("survey:landing", slug=study.slug)
@@ -88,7 +88,7 @@ def about(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 def instructions(request: HttpRequest, slug: str) -> HttpResponse:
-    study = _open_study(slug)
+    study = _study_or_404(slug)
     if _participant(request, study) is None:
         return redirect("survey:landing", slug=study.slug)
     labels = list(enumerate(study.scale_labels, start=1))
@@ -98,7 +98,7 @@ def instructions(request: HttpRequest, slug: str) -> HttpResponse:
 @require_POST
 def start(request: HttpRequest, slug: str) -> HttpResponse:
     """Claim a questionnaire (the participant's live one, or a new one) and go to it."""
-    study = _open_study(slug)
+    study = _study_or_404(slug)
     participant = _participant(request, study)
     if participant is None:
         return redirect("survey:landing", slug=study.slug)
