@@ -71,19 +71,11 @@ def questionnaires_generate(*, study: Study) -> design.DesignReport:
     summaries: dict[tuple[str, str, str], Summary] = {}
     for s in Summary.objects.filter(document__dataset=study.dataset).select_related("document", "reader", "system"):
         summaries[(s.document.external_id, s.reader.external_id, s.system.name)] = s
-    documents: dict[str, list[str]] = {}
-    docs_by_id = {}
-    readers_by_id = {}
-    for doc in study.dataset.documents.order_by("id"):
-        docs_by_id[doc.external_id] = doc
-        documents[doc.external_id] = []
-    for reader in study.dataset.readers.order_by("id"):
-        readers_by_id[reader.external_id] = reader
-    seen: set[tuple[str, str]] = set()
-    for (doc_id, reader_id, _system) in sorted(summaries, key=lambda k: (readers_by_id[k[1]].pk, k[0])):
-        if (doc_id, reader_id) not in seen:
-            seen.add((doc_id, reader_id))
-            documents[doc_id].append(reader_id)
+    docs_by_id = {doc.external_id: doc for doc in study.dataset.documents.order_by("id")}
+    readers_by_id = {reader.external_id: reader for reader in study.dataset.readers.order_by("id")}
+    has_any = {(doc_id, reader_id) for doc_id, reader_id, _system in summaries}
+    # each document's readers in dataset order: those with at least one summary of it
+    documents = {d: [r for r in readers_by_id if (d, r) in has_any] for d in docs_by_id}
     report = design.design_study(
         documents,
         systems,
