@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from survey.importers.errors import Problems
+from metaeval.core.fileio import Problems
 from survey.importers.records import (
     MAX_KEY_LENGTH,
     DatasetRecords,
@@ -16,7 +16,7 @@ from survey.importers.records import (
     ReaderRecord,
     SummaryRecord,
 )
-from survey.importers.sources import iter_lines
+from metaeval.core.fileio import iter_lines
 from survey.models import REFERENCE_SYSTEM
 
 NEWS_COLUMNS = ["News ID", "Category", "Topic", "Headline", "News body", "Title entity", "Entity content"]

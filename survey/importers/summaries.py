@@ -12,9 +12,9 @@ from collections.abc import Iterator, Set
 from pathlib import Path
 from typing import Literal
 
-from survey.importers.errors import Problems
+from metaeval.core.fileio import Problems
 from survey.importers.records import MAX_KEY_LENGTH, SummaryRecord
-from survey.importers.sources import iter_json_values, json_type, read_text
+from metaeval.core.fileio import iter_json_values, json_type, read_text
 from survey.models import REFERENCE_SYSTEM
 
 COLUMNS = ("doc_id", "reader_id", "system", "text")

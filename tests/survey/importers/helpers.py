@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from survey.importers.errors import ImportFileError
+from metaeval.core.fileio import ImportFileError
 from survey.models import Dataset, Document, Reader, Summary, System
 
 

@@ -5,7 +5,7 @@ import pytest
 
 from survey.importers import store
 from survey.importers.consolidated import parse_consolidated
-from survey.importers.errors import ImporterError
+from metaeval.core.fileio import ImporterError
 from survey.importers.records import MAX_KEY_LENGTH, DatasetRecords, DocumentRecord, ReaderRecord, SummaryRecord
 from survey.models import Dataset, Document, Reader, Summary, System
 from tests.survey.importers.helpers import doc, snapshot, write_jsonl

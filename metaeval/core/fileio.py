@@ -1,12 +1,51 @@
-"""Reading input files with line numbers: text decoding and a JSON value stream."""
+"""Reading input files with line numbers, and errors that name ``<file>:<line>: <what is wrong>``.
+
+Shared by the survey importers and the metaeval loaders (no Django here).
+"""
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from survey.importers.errors import ImportFileError, Problems
+MAX_PROBLEMS = 20
+
+
+class ImporterError(Exception):
+    """An import that cannot proceed (bad input, unknown dataset); nothing has been written."""
+
+
+class ImportFileError(ImporterError):
+    """One or more problems in input files; the message lists them one per line."""
+
+    def __init__(self, problems: Sequence[str] | str) -> None:
+        self.problems = [problems] if isinstance(problems, str) else list(problems)
+        super().__init__("\n".join(self.problems))
+
+
+class Problems:
+    """Collects ``file:line: message`` problems; raises once ``limit`` is reached or on :meth:`raise_if_any`."""
+
+    def __init__(self, limit: int = MAX_PROBLEMS) -> None:
+        self.limit = limit
+        self.items: list[str] = []
+
+    def __bool__(self) -> bool:
+        return bool(self.items)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def add(self, file: str, line: int, message: str) -> None:
+        self.items.append(f"{file}:{line}: {message}")
+        if len(self.items) >= self.limit:
+            raise ImportFileError([*self.items, f"(stopped after {self.limit} problems; fix these and run again)"])
+
+    def raise_if_any(self) -> None:
+        if self.items:
+            raise ImportFileError(self.items)
+
 
 _JSON_WS = re.compile(r"[ \t\n\r]*")
 
