@@ -1,0 +1,288 @@
+"""``python -m metaeval``: score, correlate and report on files, no database needed.
+
+    python -m metaeval score DATASET [--measures rouge_l,jsd] [--beta 1.7] [--ratings R.csv --aux rouge_l]
+                                     [--compat authors] [--missing error|drop] [--format csv|json] [--out FILE]
+    python -m metaeval correlate SCORES.csv [--column perseval] [--out FILE]
+    python -m metaeval report DATASET --ratings R.csv [--out-dir DIR]
+
+Numbers are printed with full float precision (Python's shortest round-trip repr).
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import math
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from metaeval.core.cache import DistanceCache
+from metaeval.core.corpus import DataError
+from metaeval.core.fileio import ImporterError
+from metaeval.core.measures.base import MeasureUnavailable
+from metaeval.core.measures.registry import LEXICAL, parse_measures
+from metaeval.core.perseval import Params
+from metaeval.core.pipeline import COLUMNS, HJ_PREFIX, RunOptions, RunResult, run_scores
+
+REPORT_BETA = 1.7
+
+
+class UsageError(Exception):
+    """A command line that cannot run; the message says why."""
+
+
+def number(value: object) -> str:
+    """CSV cell: full-precision floats, empty for None."""
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return "nan" if math.isnan(value) else repr(value)
+    return str(value)
+
+
+def write_csv(rows: Sequence[dict[str, object]], columns: Sequence[str], handle: io.TextIOBase) -> None:
+    writer = csv.writer(handle, lineterminator="\n")
+    writer.writerow(columns)
+    for row in rows:
+        writer.writerow([number(row.get(column)) for column in columns])
+
+
+def _json_safe(value: object) -> object:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: _json_safe(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(item) for item in value]
+    return value
+
+
+def run_document(result: RunResult) -> dict[str, object]:
+    """Everything about a run as JSON-ready data (NaN/inf become null)."""
+    return _json_safe(
+        {
+            "parameters": result.options.as_dict(),
+            "versions": result.versions,
+            "timings": result.timings,
+            "distances": [vars(stat) for stat in result.stats],
+            "scores": result.table(),
+            "hj_counts": {
+                label: {system: counts.as_dict() for system, counts in by_system.items()}
+                for label, by_system in result.hj_counts.items()
+            },
+        }
+    )  # type: ignore[return-value]
+
+
+def _open_out(path: str | None) -> io.TextIOBase:
+    if path in (None, "-"):
+        return sys.stdout  # type: ignore[return-value]
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    return open(path, "w", encoding="utf-8", newline="")  # noqa: SIM115
+
+
+def _options(args: argparse.Namespace, *, beta_default: float) -> RunOptions:
+    try:
+        measures = parse_measures(args.measures)
+        aux = parse_measures(args.aux) if args.aux else []
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if aux and not args.ratings:
+        raise UsageError("--aux needs --ratings (the human ratings CSV)")
+    beta = args.beta if args.beta is not None else beta_default
+    params = Params(
+        alpha=args.alpha, beta=beta, gamma=args.gamma, delta=args.delta,
+        pacc_alpha=args.pacc_alpha, pacc_beta=args.pacc_beta, simplified=args.simplified,
+    )
+    systems = [s.strip() for s in args.systems.split(",") if s.strip()] if args.systems else None
+    return RunOptions(
+        measures=measures, params=params, compat=args.compat == "authors", missing=args.missing,
+        aux=aux, systems=systems, preprocess=args.preprocess, workers=args.workers,
+    )
+
+
+def _run(args: argparse.Namespace, options: RunOptions) -> RunResult:
+    from metaeval.core.loaders import load_corpus, load_ratings
+
+    corpus = load_corpus(args.dataset)
+    ratings = load_ratings(args.ratings) if args.ratings else None
+    if ratings is not None and not options.aux:
+        options.aux = ["rouge_l"]
+    progress = (lambda message: print(message, file=sys.stderr)) if args.verbose else None
+    if args.no_cache:
+        return run_scores(corpus, options, ratings=ratings, progress=progress)
+    with DistanceCache(args.cache_dir) as cache:
+        return run_scores(corpus, options, ratings=ratings, cache=cache, progress=progress)
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    result = _run(args, _options(args, beta_default=1.0))
+    out = _open_out(args.out)
+    try:
+        if args.format == "json":
+            json.dump(run_document(result), out, indent=2)
+            out.write("\n")
+        else:
+            write_csv(result.table(), COLUMNS, out)
+    finally:
+        if out is not sys.stdout:
+            out.close()
+    return 0
+
+
+def read_scores(path: str) -> list[dict[str, str]]:
+    with open(path, newline="", encoding="utf-8-sig") as handle:
+        reader = csv.DictReader(handle)
+        header = reader.fieldnames or []
+        if list(header[:2]) != ["system", "measure"]:
+            raise UsageError(f"{path}: not a scores file (expected a header starting system,measure,...)")
+        return list(reader)
+
+
+def grid_from_rows(rows: Sequence[dict[str, object]], column: str, hj_column: str) -> list[dict[str, object]]:
+    """Table 2: every automatic measure against every ``hj:`` measure, over the systems both scored."""
+    from metaeval.core.correlation import correlation_grid
+
+    auto: dict[str, dict[str, float]] = {}
+    human: dict[str, dict[str, float]] = {}
+    for row in rows:
+        measure = str(row["measure"])
+        target = human if measure.startswith(HJ_PREFIX) else auto
+        key = hj_column if measure.startswith(HJ_PREFIX) else column
+        value = row.get(key)
+        target.setdefault(measure, {})[str(row["system"])] = float(value) if value not in (None, "") else math.nan
+    if not auto or not human:
+        raise UsageError("correlation needs automatic rows and hj:<aux> rows (score with --ratings and --aux)")
+    return [cell.as_dict(flat=True) for cell in correlation_grid(auto, human)]
+
+
+def cmd_correlate(args: argparse.Namespace) -> int:
+    grid = grid_from_rows(read_scores(args.scores), args.column, args.hj_column or args.column)
+    out = _open_out(args.out)
+    try:
+        write_csv(grid, list(grid[0]) if grid else [], out)
+    finally:
+        if out is not sys.stdout:
+            out.close()
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    """Scores for every lexical measure, HJ variants, the correlation grid and per-document detail, in one folder."""
+    options = _options(args, beta_default=REPORT_BETA)
+    result = _run(args, options)
+    folder = Path(args.out_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    table = result.table()
+    with open(folder / "scores.csv", "w", encoding="utf-8", newline="") as handle:
+        write_csv(table, COLUMNS, handle)
+    grid = grid_from_rows(table, "perseval", "perseval") if options.aux else []
+    if grid:
+        with open(folder / "correlations.csv", "w", encoding="utf-8", newline="") as handle:
+            write_csv(grid, list(grid[0]), handle)
+    details = [
+        {"system": row.system, "measure": row.measure, **vars(detail)}
+        for row in result.rows for detail in row.score.per_document
+    ]
+    with open(folder / "documents.csv", "w", encoding="utf-8", newline="") as handle:
+        write_csv(details, list(details[0]) if details else ["system", "measure"], handle)
+    readers = [
+        {"system": row.system, "measure": row.measure, **vars(detail)}
+        for row in result.rows for detail in row.score.per_reader
+    ]
+    with open(folder / "readers.csv", "w", encoding="utf-8", newline="") as handle:
+        write_csv(readers, list(readers[0]) if readers else ["system", "measure"], handle)
+    with open(folder / "run.json", "w", encoding="utf-8") as handle:
+        json.dump({**run_document(result), "correlations": _json_safe(grid)}, handle, indent=2)
+    print(summary_text(result, grid))
+    print(f"\nWrote {folder}/scores.csv, correlations.csv, documents.csv, readers.csv, run.json")
+    return 0
+
+
+def summary_text(result: RunResult, grid: Sequence[dict[str, object]]) -> str:
+    """A plain-text leaderboard per measure (by PerSEval) and the HJ correlation grid."""
+    lines: list[str] = []
+    by_measure: dict[str, list[dict[str, object]]] = {}
+    for row in result.table():
+        by_measure.setdefault(str(row["measure"]), []).append(row)
+    beta = result.options.params.beta
+    for measure, rows in by_measure.items():
+        lines.append(f"\n{measure}  (PerSEval beta={beta})")
+        lines.append(f"  {'system':<22}{'PerSEval':>10}{'DEGRESS':>10}{'EGISES':>10}{'acc.dist':>10}{'P-Acc':>10}")
+        for row in sorted(rows, key=lambda r: -_sortable(r["perseval"])):
+            lines.append(
+                f"  {row['system']!s:<22}" + "".join(
+                    f"{_fmt(row[key]):>10}" for key in ("perseval", "degress", "egises", "accuracy", "p_acc")
+                )
+            )
+    if grid:
+        lines.append("\nHuman-judgment correlation of PerSEval (Pearson r / Spearman rho / Kendall tau)")
+        for cell in grid:
+            lines.append(
+                f"  {cell['auto_measure']!s:<12} vs {cell['hj_measure']!s:<14} "
+                f"r={_fmt(cell['pearson'])} rho={_fmt(cell['spearman'])} tau={_fmt(cell['kendall'])} n={cell['n']}"
+            )
+    return "\n".join(lines).lstrip("\n")
+
+
+def _sortable(value: object) -> float:
+    return float(value) if isinstance(value, float) and not math.isnan(value) else -math.inf
+
+
+def _fmt(value: object) -> str:
+    return f"{value:.4f}" if isinstance(value, float) else str(value)
+
+
+def _add_run_arguments(parser: argparse.ArgumentParser, *, measures: str) -> None:
+    parser.add_argument("dataset", help="consolidated JSON / JSON Lines dataset")
+    parser.add_argument("--measures", default=measures, help=f"comma-separated distance measures (default {measures})")
+    parser.add_argument("--ratings", help="ratings CSV: doc_id,system,uid1,uid2,rating (system=user for reader pairs)")
+    parser.add_argument("--aux", help="auxiliary measure(s) for the HJ variants (default rouge_l when --ratings)")
+    parser.add_argument("--compat", choices=["authors"], help="reproduce the authors' code (distances, rounding, HJ)")
+    parser.add_argument("--missing", choices=["error", "drop"], default="error")
+    parser.add_argument("--systems", help="comma-separated systems (default: all, in file order)")
+    parser.add_argument("--preprocess", choices=["none", "authors"], default="none")
+    parser.add_argument("--alpha", type=float, default=3.0, help="EDP alpha (default 3)")
+    parser.add_argument("--beta", type=float, default=None, help="EDP beta (default 1.0; reports use 1.7)")
+    parser.add_argument("--gamma", type=float, default=4.0, help="ADP/ACP gamma (default 4)")
+    parser.add_argument("--delta", type=float, default=1.0, help="ADP/ACP delta (default 1)")
+    parser.add_argument("--pacc-alpha", type=float, default=0.5, help="P-Acc alpha (default 0.5)")
+    parser.add_argument("--pacc-beta", type=float, default=1.0, help="P-Acc beta (default 1)")
+    parser.add_argument("--simplified", action="store_true", help="proportions of raw distances (simplified_flag)")
+    parser.add_argument("--workers", type=int, default=None, help="worker processes (default: CPU count)")
+    parser.add_argument("--cache-dir", help="distance cache folder (default $METAEVAL_CACHE_DIR or the user cache)")
+    parser.add_argument("--no-cache", action="store_true", help="neither read nor write the distance cache")
+    parser.add_argument("-v", "--verbose", action="store_true", help="progress on stderr")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m metaeval", description=__doc__.split("\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    score = commands.add_parser("score", help="EGISES/DEGRESS/PerSEval/accuracy per system and measure")
+    _add_run_arguments(score, measures="rouge_l")
+    score.add_argument("--format", choices=["csv", "json"], default="csv")
+    score.add_argument("--out", help="output file (default stdout)")
+    score.set_defaults(handler=cmd_score)
+    correlate = commands.add_parser("correlate", help="HJ correlation grid from a scores CSV")
+    correlate.add_argument("scores", help="CSV written by `score` with automatic and hj:<aux> rows")
+    correlate.add_argument("--column", default="perseval", help="score column of the automatic rows")
+    correlate.add_argument("--hj-column", help="score column of the hj rows (default: --column)")
+    correlate.add_argument("--out", help="output file (default stdout)")
+    correlate.set_defaults(handler=cmd_correlate)
+    report = commands.add_parser("report", help="all lexical measures + HJ + correlations into a folder")
+    _add_run_arguments(report, measures=",".join(LEXICAL))
+    report.add_argument("--out-dir", default="report", help="folder for the report files (default ./report)")
+    report.set_defaults(handler=cmd_report)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.handler(args))
+    except (UsageError, DataError, ImporterError, MeasureUnavailable, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2

@@ -1,0 +1,123 @@
+"""Plain corpus types for the numeric core (PERSEVAL_CONVENTIONS.md sec. 2).
+
+A dataset is a sequence of documents in file order; each document maps reader ids (in ``m_summary_dict``
+order) to that reader's summaries keyed by system name, with ``"user"`` (:data:`REFERENCE`) for the reader's
+own summary. Every id is a string. A summary that is not a string counts as missing.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+REFERENCE = "user"
+Missing = Literal["error", "drop"]
+
+
+class DataError(ValueError):
+    """Input that cannot be scored (missing summary, unknown id); the message names document and reader."""
+
+
+@dataclass(frozen=True)
+class Document:
+    """One document: ``headline`` is ``doc_summ``, ``body`` is ``doc_text``."""
+
+    doc_id: str
+    headline: str
+    body: str
+    summaries: Mapping[str, Mapping[str, object]]
+    line: int = 0
+
+    @property
+    def text(self) -> str:
+        """The text summaries are compared with: ``f"{doc_summ} {doc_text}"`` (conventions sec. 3)."""
+        return f"{self.headline} {self.body}"
+
+    @property
+    def readers(self) -> list[str]:
+        return list(self.summaries)
+
+    def summary(self, reader: str, system: str) -> str | None:
+        """The summary text, or ``None`` when absent or not a string."""
+        value = self.summaries.get(reader, {}).get(system)
+        return value if isinstance(value, str) else None
+
+    def readers_for(self, system: str, missing: Missing = "error") -> list[str]:
+        """Readers taking part for ``system``: those with both a ``"user"`` and a ``system`` summary (sec. 2).
+
+        ``missing="error"`` raises :class:`DataError` naming the first reader lacking one of them;
+        ``missing="drop"`` leaves that reader out.
+        """
+        kept: list[str] = []
+        for reader in self.summaries:
+            lacking = [name for name in (REFERENCE, system) if self.summary(reader, name) is None]
+            if not lacking:
+                kept.append(reader)
+            elif missing == "error":
+                what = " and ".join(f'"{name}"' for name in lacking)
+                raise DataError(
+                    f'document "{self.doc_id}", reader "{reader}": no {what} summary '
+                    f"(use --missing drop to leave such readers out)"
+                )
+        return kept
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """Documents in file order; ``systems`` in first-seen order, ``"user"`` excluded."""
+
+    documents: tuple[Document, ...]
+    systems: tuple[str, ...]
+    source: str = ""
+
+    def document(self, doc_id: str) -> Document:
+        for document in self.documents:
+            if document.doc_id == doc_id:
+                return document
+        raise DataError(f'unknown document "{doc_id}"')
+
+    def by_id(self) -> dict[str, Document]:
+        return {document.doc_id: document for document in self.documents}
+
+
+@dataclass(frozen=True)
+class Rating:
+    """One similarity rating of the pair (uid1, uid2) of ``system``'s summaries of ``doc_id``."""
+
+    doc_id: str
+    system: str
+    uid1: str
+    uid2: str
+    rating: float
+    rater: str = ""
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class RatingTable:
+    """Ratings in file order, on the scale ``scale_min``..``scale_max`` (1..6 in the survey)."""
+
+    rows: tuple[Rating, ...]
+    source: str = ""
+    scale_min: int = 1
+    scale_max: int = 6
+    extra: Mapping[str, object] = field(default_factory=dict)
+
+    @property
+    def systems(self) -> list[str]:
+        """Every rated system other than ``"user"``, sorted (sec. 7)."""
+        return sorted({row.system for row in self.rows} - {REFERENCE})
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+
+def systems_in_order(documents: Sequence[Document]) -> tuple[str, ...]:
+    """Every summary key other than ``"user"``, in the order first seen."""
+    seen: dict[str, None] = {}
+    for document in documents:
+        for summaries in document.summaries.values():
+            for name in summaries:
+                if name != REFERENCE:
+                    seen.setdefault(name, None)
+    return tuple(seen)

@@ -1,0 +1,216 @@
+"""Compute every distance a run needs, each unique text pair once, through the on-disk cache.
+
+:func:`plan_corpus` lists, per system and document, the pairs of the distance path (conventions sec. 2-3):
+sigma(u_j, d), sigma(s_j, d), sigma(u_j, u_k) and sigma(s_j, s_k) for ordered pairs j != k, and
+sigma(s_j, u_j). :func:`compute` evaluates a measure on the unique pairs (cache first, then the missing ones,
+split across worker processes), and :func:`corpus_doc_pairs` assembles :class:`~metaeval.core.perseval.DocPairs`.
+"""
+from __future__ import annotations
+
+import itertools
+import multiprocessing
+import os
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from metaeval.core.cache import DistanceCache, text_digest
+from metaeval.core.corpus import REFERENCE, Corpus, Document, Missing
+from metaeval.core.measures.base import Measure
+from metaeval.core.perseval import DocPairs
+
+TextPair = tuple[str, str]
+#: below this many pairs, worker processes cost more than they save
+PARALLEL_THRESHOLD = 4000
+
+
+@dataclass
+class DocumentPlan:
+    """The readers of one document for one system and the texts they bring."""
+
+    doc_id: str
+    readers: list[str]
+    doc_text: str
+    user: dict[str, str]
+    system: dict[str, str]
+
+
+@dataclass
+class Plan:
+    """system -> documents with at least two readers (single-reader documents are absent everywhere, sec. 5)."""
+
+    systems: dict[str, list[DocumentPlan]]
+
+    def text_pairs(self) -> list[TextPair]:
+        """Every text pair the distance path needs, unique, in a stable order."""
+        seen: dict[TextPair, None] = {}
+        for documents in self.systems.values():
+            for doc in documents:
+                for j in doc.readers:
+                    seen.setdefault((doc.user[j], doc.doc_text))
+                    seen.setdefault((doc.system[j], doc.doc_text))
+                    seen.setdefault((doc.system[j], doc.user[j]))
+                for j, k in itertools.permutations(doc.readers, 2):
+                    seen.setdefault((doc.user[j], doc.user[k]))
+                    seen.setdefault((doc.system[j], doc.system[k]))
+        return list(seen)
+
+
+def plan_corpus(
+    corpus: Corpus,
+    systems: Sequence[str] | None = None,
+    *,
+    missing: Missing = "error",
+    transform: Callable[[str], str] | None = None,
+) -> Plan:
+    """Readers per system and document (sec. 2); ``transform`` is an optional preprocessing of every text."""
+    chosen = list(systems) if systems is not None else list(corpus.systems)
+    apply = transform or (lambda text: text)
+    memo: dict[str, str] = {}
+
+    def prepared(text: str) -> str:
+        if text not in memo:
+            memo[text] = apply(text)
+        return memo[text]
+
+    plan: dict[str, list[DocumentPlan]] = {}
+    for system in chosen:
+        documents: list[DocumentPlan] = []
+        for document in corpus.documents:
+            readers = document.readers_for(system, missing)
+            if len(readers) < 2:
+                continue
+            documents.append(_document_plan(document, system, readers, prepared))
+        plan[system] = documents
+    return Plan(plan)
+
+
+def _document_plan(
+    document: Document, system: str, readers: list[str], prepared: Callable[[str], str]
+) -> DocumentPlan:
+    return DocumentPlan(
+        doc_id=document.doc_id,
+        readers=readers,
+        doc_text=prepared(document.text),
+        user={j: prepared(document.summary(j, REFERENCE) or "") for j in readers},
+        system={j: prepared(document.summary(j, system) or "") for j in readers},
+    )
+
+
+@dataclass
+class ComputeStats:
+    """What a :func:`compute` call did, for run records and benchmarks."""
+
+    measure: str
+    pairs: int = 0
+    cached: int = 0
+    computed: int = 0
+    workers: int = 1
+    seconds: float = 0.0
+    compute_seconds: float = 0.0
+    extra: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def pairs_per_second(self) -> float:
+        return self.computed / self.compute_seconds if self.compute_seconds > 0 else float("nan")
+
+
+_FORK_WORK: tuple[Measure, Sequence[TextPair]] | None = None
+
+
+def _work_slice(bounds: tuple[int, int]) -> np.ndarray:
+    assert _FORK_WORK is not None
+    measure, pairs = _FORK_WORK
+    return measure.distances(pairs[bounds[0] : bounds[1]])
+
+
+def default_workers() -> int:
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
+
+
+def evaluate(measure: Measure, pairs: Sequence[TextPair], *, workers: int | None = None) -> np.ndarray:
+    """``measure`` on every pair, split across ``workers`` forked processes when the batch is large.
+
+    Pairs are grouped by their second text (usually the long document) before splitting, so each worker
+    tokenises a document once. The order of the result matches ``pairs``.
+    """
+    workers = default_workers() if workers is None else max(1, workers)
+    if workers == 1 or len(pairs) < PARALLEL_THRESHOLD or "fork" not in multiprocessing.get_all_start_methods():
+        return np.asarray(measure.distances(pairs), dtype=np.float64)
+    group: dict[str, int] = {}
+    for _, b in pairs:
+        group.setdefault(b, len(group))
+    order = sorted(range(len(pairs)), key=lambda index: group[pairs[index][1]])
+    ordered = [pairs[index] for index in order]
+    bounds = np.linspace(0, len(ordered), workers * 4 + 1).astype(int)
+    global _FORK_WORK
+    _FORK_WORK = (measure, ordered)
+    try:
+        with multiprocessing.get_context("fork").Pool(workers) as pool:
+            parts = pool.map(_work_slice, list(zip(bounds[:-1], bounds[1:])), chunksize=1)
+    finally:
+        _FORK_WORK = None
+    result = np.empty(len(pairs))
+    result[np.asarray(order, dtype=np.int64)] = np.concatenate(parts) if parts else np.empty(0)
+    return result
+
+
+def compute(
+    measure: Measure,
+    pairs: Sequence[TextPair],
+    *,
+    cache: DistanceCache | None = None,
+    workers: int | None = None,
+) -> tuple[dict[TextPair, float], ComputeStats]:
+    """Distances for unique ``pairs``: cached values first, the rest computed and stored."""
+    started = time.perf_counter()
+    stats = ComputeStats(measure=measure.label, pairs=len(pairs), workers=workers or default_workers())
+    values = np.full(len(pairs), np.nan)
+    todo = np.ones(len(pairs), dtype=bool)
+    keys: list[bytes] = []
+    if cache is not None and pairs:
+        digests: dict[str, bytes] = {}
+        for a, b in pairs:
+            for text in (a, b):
+                if text not in digests:
+                    digests[text] = text_digest(text)
+        keys = cache.keys(measure.cache_key, [(digests[a], digests[b]) for a, b in pairs])
+        values, found = cache.get(keys)
+        todo = ~found
+        stats.cached = int(found.sum())
+    missing_index = np.flatnonzero(todo)
+    if len(missing_index):
+        todo_pairs = [pairs[index] for index in missing_index]
+        compute_started = time.perf_counter()
+        computed = evaluate(measure, todo_pairs, workers=workers)
+        stats.compute_seconds = time.perf_counter() - compute_started
+        values[missing_index] = computed
+        stats.computed = len(todo_pairs)
+        if cache is not None:
+            cache.put([keys[index] for index in missing_index], computed.tolist())
+    stats.seconds = time.perf_counter() - started
+    return dict(zip(pairs, values.tolist())), stats
+
+
+def corpus_doc_pairs(plan: Plan, system: str, distance: dict[TextPair, float]) -> list[DocPairs]:
+    """The :class:`DocPairs` of one system from computed distances (ordered pairs in permutation order)."""
+    out = []
+    for doc in plan.systems[system]:
+        pairs = list(itertools.permutations(doc.readers, 2))
+        out.append(
+            DocPairs(
+                doc_id=doc.doc_id,
+                user_doc={j: distance[(doc.user[j], doc.doc_text)] for j in doc.readers},
+                system_doc={j: distance[(doc.system[j], doc.doc_text)] for j in doc.readers},
+                user_pairs={(j, k): distance[(doc.user[j], doc.user[k])] for j, k in pairs},
+                system_pairs={(j, k): distance[(doc.system[j], doc.system[k])] for j, k in pairs},
+                accuracy={j: distance[(doc.system[j], doc.user[j])] for j in doc.readers},
+            )
+        )
+    return out
+
+
+def unique(pairs: Iterable[TextPair]) -> list[TextPair]:
+    return list(dict.fromkeys(pairs))

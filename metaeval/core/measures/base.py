@@ -1,0 +1,57 @@
+"""The contract every distance measure fulfils.
+
+A measure turns text pairs ``(a, b)`` into distances, in the argument order of the conventions (sec. 3):
+``(summary, document)``, ``(summary_j, summary_k)``, ``(system summary, user summary)``. Measures work on
+batches so they can tokenise each unique text once and vectorise; the engine gives them each unique pair
+once and caches results on disk under :meth:`Measure.cache_key`.
+"""
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+
+class MeasureUnavailable(RuntimeError):
+    """A measure cannot run here (missing data or model); the message says how to provide it."""
+
+
+class Measure(ABC):
+    """A distance measure. Subclasses set ``name``, ``version`` and ``options`` and implement :meth:`distances`."""
+
+    name: str = ""
+    #: bump when the numbers a measure produces change, so cached values are not reused
+    version: str = "1"
+    #: True in ``--compat authors`` mode: the authors' tokenisation, quirks and rounding
+    compat: bool = False
+
+    @property
+    def options(self) -> Mapping[str, object]:
+        """Everything besides the texts that decides the numbers (part of the cache key)."""
+        return {}
+
+    @property
+    def cache_key(self) -> str:
+        """Identity of the numbers this measure produces: name, version, mode and options."""
+        return json.dumps(
+            {"name": self.name, "version": self.version, "compat": self.compat, "options": dict(self.options)},
+            sort_keys=True,
+            separators=(",", ":"),
+        )
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} (authors)" if self.compat else self.name
+
+    @abstractmethod
+    def distances(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
+        """``float64`` array with ``sigma(a, b)`` for each pair, in order. NaN where the measure is undefined."""
+
+    def __call__(self, a: str, b: str) -> float:
+        """One pair (convenience; batch with :meth:`distances`)."""
+        return float(self.distances([(a, b)])[0])
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.cache_key}>"

@@ -1,0 +1,330 @@
+"""DEGRESS, EGISES, EDP (ADP, ACP), PerSEval and P-Acc (perseval-tmlr eq. 1-7 and eq. 3).
+
+The scoring follows PERSEVAL_CONVENTIONS.md sec. 4-6 exactly ("as the reference computes it"), for one system
+at a time, from per-document distance maps (:class:`DocPairs`); the same code scores the distance path and the
+human-judgment path (sec. 7), which differ only in which pairs exist.
+
+Pipeline for one system:
+  1. :func:`document_rows` turns each document's distances into rows ``(j, k, X_jk, Y_jk, p_jk)`` (eq. 1).
+  2. :func:`egises_from_rows` and :func:`perseval_from_rows` aggregate a set of rows (all of them, or a
+     sample, sec. 8) into system values (eq. 2, eq. 4-7).
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+NAN = float("nan")
+PAIR_EPSILON = 1e-5
+"""epsilon in the min/max proportion of eq. 1 (conventions sec. 4.4)."""
+PENALTY_EPSILON = 1e-7
+"""epsilon in ADP, ACP and EDP (eq. 4-6; conventions sec. 6), also added to EDP."""
+
+Pair = tuple[str, str]
+
+
+@dataclass(frozen=True)
+class Params:
+    """Hyper-parameters. ``alpha``/``beta`` shape EDP, ``gamma``/``delta`` shape ADP and ACP (sec. 6).
+
+    ``pacc_alpha``/``pacc_beta`` are P-Acc's alpha and beta (eq. 3). ``simplified`` is the reference's
+    ``simplified_flag``: proportions of raw distances instead of X and Y.
+    """
+
+    alpha: float = 3.0
+    beta: float = 1.0
+    gamma: float = 4.0
+    delta: float = 1.0
+    pacc_alpha: float = 0.5
+    pacc_beta: float = 1.0
+    simplified: bool = False
+
+    def as_dict(self) -> dict[str, float | bool]:
+        return {
+            "alpha": self.alpha, "beta": self.beta, "gamma": self.gamma, "delta": self.delta,
+            "pacc_alpha": self.pacc_alpha, "pacc_beta": self.pacc_beta, "simplified": self.simplified,
+        }
+
+
+@dataclass
+class DocPairs:
+    """One document's distances for one system.
+
+    ``user_doc[j]`` = sigma(u_j, d); ``system_doc[j]`` = sigma(s_j, d); ``user_pairs[(j, k)]`` =
+    sigma(u_j, u_k) and ``system_pairs[(j, k)]`` = sigma(s_j, s_k), in row order; ``accuracy[j]`` =
+    sigma(s_j, u_j). A missing key means the distance does not exist (an unrated pair in HJ).
+    """
+
+    doc_id: str
+    user_doc: Mapping[str, float]
+    system_doc: Mapping[str, float]
+    user_pairs: Mapping[Pair, float]
+    system_pairs: Mapping[Pair, float]
+    accuracy: Mapping[str, float]
+
+
+@dataclass(frozen=True)
+class Row:
+    """One ordered pair (j, k) of a document that has both a system and a reader distance."""
+
+    doc_id: str
+    j: str
+    k: str
+    x: float
+    y: float
+    p: float
+
+
+@dataclass(frozen=True)
+class ReaderDetail:
+    doc_id: str
+    reader: str
+    degress: float
+    accuracy: float
+    acp: float
+    edp: float
+    perseval: float
+
+
+@dataclass(frozen=True)
+class DocumentDetail:
+    doc_id: str
+    readers: int
+    rows: int
+    degress: float
+    adp: float
+    d_min: float
+    d_mean: float
+    perseval: float
+
+
+@dataclass
+class SystemScore:
+    """System-level values plus the per-document and per-reader detail behind them."""
+
+    egises: float
+    degress: float
+    perseval: float
+    accuracy: float
+    egises_accuracy: float
+    p_acc: float
+    documents: int
+    readers: int
+    rows: int
+    per_document: list[DocumentDetail] = field(default_factory=list)
+    per_reader: list[ReaderDetail] = field(default_factory=list)
+
+
+def nanmean(values: Iterable[float]) -> float:
+    """Mean skipping NaN (pandas' ``mean``); NaN when nothing is left."""
+    total = 0.0
+    count = 0
+    for value in values:
+        if value == value:
+            total += value
+            count += 1
+    return total / count if count else NAN
+
+
+def _exp(value: float) -> float:
+    """``numpy.exp`` semantics: overflow gives +inf instead of raising."""
+    try:
+        return math.exp(value)
+    except OverflowError:
+        return math.inf
+
+
+def _divide(numerator: float, denominator: float) -> float:
+    """IEEE division as numpy does it: x/0 is +-inf, 0/0 and nan/0 are NaN."""
+    if denominator == 0.0:
+        if numerator != numerator or numerator == 0.0:
+            return NAN
+        return math.copysign(math.inf, numerator) * math.copysign(1.0, denominator)
+    return numerator / denominator
+
+
+def weighted_softmax(pairs: Mapping[Pair, float], doc: Mapping[str, float]) -> dict[Pair, float]:
+    """X (or Y) of eq. 1 for every pair whose origin j has a document distance.
+
+    w_jk = sigma_jk / sigma(j, d), 0 when sigma(j, d) = 0 (sec. 4.2); then
+    X_jk = exp(w_jk) / sum_{l != j} exp(w_jl) * sigma_jk, the sum running over the origin's pairs in order.
+    """
+    exps: dict[Pair, float] = {}
+    totals: dict[str, float] = {}
+    for pair, sigma in pairs.items():
+        origin = pair[0]
+        if origin not in doc:
+            continue
+        base = doc[origin]
+        weight = 0.0 if base == 0.0 else sigma / base
+        value = _exp(weight)
+        exps[pair] = value
+        totals[origin] = totals.get(origin, 0.0) + value
+    return {pair: _divide(value, totals[pair[0]]) * pairs[pair] for pair, value in exps.items()}
+
+
+def proportion(y: float, x: float) -> float:
+    """p = (min(Y, X) + eps) / (max(Y, X) + eps) with Python's min/max, Y first (sec. 4.4); 0 if the denominator is 0."""
+    denominator = max(y, x) + PAIR_EPSILON
+    if denominator == 0.0:
+        return 0.0
+    return (min(y, x) + PAIR_EPSILON) / denominator
+
+
+def document_rows(doc: DocPairs, *, simplified: bool = False) -> list[Row]:
+    """The rows of one document: system pairs that also have a reader pair and whose j has document distances."""
+    if simplified:
+        xs = {pair: value for pair, value in doc.user_pairs.items() if pair[0] in doc.user_doc}
+        ys = {pair: value for pair, value in doc.system_pairs.items() if pair[0] in doc.system_doc}
+    else:
+        xs = weighted_softmax(doc.user_pairs, doc.user_doc)
+        ys = weighted_softmax(doc.system_pairs, doc.system_doc)
+    rows = []
+    for pair, y in ys.items():
+        x = xs.get(pair)
+        if x is None:
+            continue
+        rows.append(Row(doc.doc_id, pair[0], pair[1], x, y, proportion(y, x)))
+    return rows
+
+
+def _group(rows: Sequence[Row]) -> dict[str, dict[str, list[float]]]:
+    """doc -> j -> proportions, in first-seen order."""
+    groups: dict[str, dict[str, list[float]]] = {}
+    for row in rows:
+        groups.setdefault(row.doc_id, {}).setdefault(row.j, []).append(row.p)
+    return groups
+
+
+def reader_degress(rows: Sequence[Row]) -> dict[tuple[str, str], float]:
+    """DEGRESS_j per (doc, j): NaN-skipping mean of p over that reader's rows (sec. 4.5)."""
+    return {
+        (doc_id, j): nanmean(values)
+        for doc_id, readers in _group(rows).items()
+        for j, values in readers.items()
+    }
+
+
+def egises_from_rows(rows: Sequence[Row]) -> tuple[float, dict[str, float]]:
+    """System DEGRESS and the document values (sec. 5).
+
+    Document value = NaN-skipping mean over the document's rows of DEGRESS_{j(row)} (row-weighted);
+    system DEGRESS = NaN-skipping mean of the document values; EGISES = 1 - DEGRESS.
+    """
+    per_reader = reader_degress(rows)
+    documents: dict[str, list[float]] = {}
+    for row in rows:
+        documents.setdefault(row.doc_id, []).append(per_reader[(row.doc_id, row.j)])
+    values = {doc_id: nanmean(items) for doc_id, items in documents.items()}
+    return nanmean(values.values()), values
+
+
+def shifted_sigmoid(x: float, a: float, b: float) -> float:
+    """S_{a,b}(x) = 1 / (1 + 10^a * exp(-10^b * x)) (eq. 4-6)."""
+    return 1.0 / (1.0 + 10.0**a * _exp(-(10.0**b) * x))
+
+
+def accuracy_distance(value: float | None) -> float:
+    """a_j = sigma(s_j, u_j); NaN (or absent) becomes 1.0, the maximum distance (sec. 6)."""
+    return 1.0 if value is None or value != value else value
+
+
+def perseval_from_rows(
+    rows: Sequence[Row],
+    accuracy: Mapping[tuple[str, str], float],
+    params: Params = Params(),
+) -> tuple[float, float, list[DocumentDetail], list[ReaderDetail]]:
+    """System PerSEval and pooled accuracy over the readers that are the first element of a row (sec. 6).
+
+    Per document over those readers: d_min = min a_j, d_mean = mean a_j,
+    ADP = S_{gamma,delta}(d_min / (1 - d_min + eps)), ACP_j = S_{gamma,delta}((a_j - d_min) / (d_mean - d_min + eps)),
+    EDP_j = 1 - S_{alpha,beta}(ADP + ACP_j) + eps, PerSEval_j = DEGRESS_j * EDP_j;
+    document = NaN-skipping mean over readers, system = NaN-skipping mean over documents.
+    """
+    eps = PENALTY_EPSILON
+    documents: list[DocumentDetail] = []
+    readers: list[ReaderDetail] = []
+    pooled: list[float] = []
+    row_counts: dict[str, int] = {}
+    for row in rows:
+        row_counts[row.doc_id] = row_counts.get(row.doc_id, 0) + 1
+    for doc_id, groups in _group(rows).items():
+        acc = {j: accuracy_distance(accuracy.get((doc_id, j))) for j in groups}
+        d_min = min(acc.values())
+        d_mean = sum(acc.values()) / len(acc)
+        adp = shifted_sigmoid((d_min - 0.0) / (1.0 - d_min + eps), params.gamma, params.delta)
+        values = []
+        for j, proportions in groups.items():
+            degress_j = nanmean(proportions)
+            acp = shifted_sigmoid((acc[j] - d_min) / ((d_mean - d_min) + eps), params.gamma, params.delta)
+            edp = 1.0 - shifted_sigmoid(adp + acp, params.alpha, params.beta) + eps
+            value = degress_j * edp
+            values.append(value)
+            pooled.append(acc[j])
+            readers.append(ReaderDetail(doc_id, j, degress_j, acc[j], acp, edp, value))
+        documents.append(
+            DocumentDetail(doc_id, len(groups), row_counts[doc_id], NAN, adp, d_min, d_mean, nanmean(values))
+        )
+    system = nanmean(detail.perseval for detail in documents)
+    return system, (sum(pooled) / len(pooled) if pooled else NAN), documents, readers
+
+
+def p_acc(accuracy_distance_mean: float, egises: float, *, alpha: float = 0.5, beta: float = 1.0) -> float:
+    """P-Acc (eq. 3): Score_Acc * (1 - alpha * f_sig(beta * EGISES) / Score_Acc), Score_Acc = 1 - mean accuracy distance.
+
+    f_sig is the logistic sigmoid. Written as the algebraically equal Score_Acc - alpha * f_sig(beta * EGISES),
+    which stays defined when Score_Acc = 0.
+    """
+    score_acc = 1.0 - accuracy_distance_mean
+    return score_acc - alpha * (1.0 / (1.0 + _exp(-beta * egises)))
+
+
+def score_system(docs: Iterable[DocPairs], params: Params = Params()) -> SystemScore:
+    """Score one system from its documents' distances (all rows; sec. 4-6)."""
+    rows: list[Row] = []
+    accuracy: dict[tuple[str, str], float] = {}
+    for doc in docs:
+        doc_rows = document_rows(doc, simplified=params.simplified)
+        if not doc_rows:
+            continue
+        rows.extend(doc_rows)
+        for j, value in doc.accuracy.items():
+            accuracy[(doc.doc_id, j)] = value
+    return score_rows(rows, accuracy, params)
+
+
+def score_rows(rows: Sequence[Row], accuracy: Mapping[tuple[str, str], float], params: Params = Params()) -> SystemScore:
+    """System values from a set of rows (all rows, or a sample of them as in sec. 8)."""
+    degress, doc_values = egises_from_rows(rows)
+    perseval, pooled_accuracy, documents, readers = perseval_from_rows(rows, accuracy, params)
+    documents = [
+        DocumentDetail(d.doc_id, d.readers, d.rows, doc_values[d.doc_id], d.adp, d.d_min, d.d_mean, d.perseval)
+        for d in documents
+    ]
+    either = {(row.doc_id, row.j) for row in rows} | {(row.doc_id, row.k) for row in rows}
+    egises_acc = [accuracy_distance(accuracy.get(key)) for key in _ordered(rows, either)]
+    egises = 1.0 - degress
+    return SystemScore(
+        egises=egises,
+        degress=degress,
+        perseval=perseval,
+        accuracy=pooled_accuracy,
+        egises_accuracy=sum(egises_acc) / len(egises_acc) if egises_acc else NAN,
+        p_acc=p_acc(pooled_accuracy, egises, alpha=params.pacc_alpha, beta=params.pacc_beta),
+        documents=len(documents),
+        readers=len(readers),
+        rows=len(rows),
+        per_document=documents,
+        per_reader=readers,
+    )
+
+
+def _ordered(rows: Sequence[Row], keys: set[tuple[str, str]]) -> list[tuple[str, str]]:
+    """``keys`` in the order they first occur in the rows (j before k), for a deterministic pooled mean."""
+    seen: dict[tuple[str, str], None] = {}
+    for row in rows:
+        for key in ((row.doc_id, row.j), (row.doc_id, row.k)):
+            if key in keys:
+                seen.setdefault(key, None)
+    return list(seen)

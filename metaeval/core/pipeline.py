@@ -1,0 +1,162 @@
+"""One scoring run: every system x measure (distance path) and every auxiliary measure (HJ path).
+
+This is what the CLI (``python -m metaeval score``) and the Django command both call, so the numbers
+a researcher sees in the platform are the numbers the command line prints.
+"""
+from __future__ import annotations
+
+import importlib.metadata
+import platform
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from metaeval.core.cache import DistanceCache
+from metaeval.core.corpus import Corpus, Missing, RatingTable
+from metaeval.core.distances import ComputeStats, compute, corpus_doc_pairs, plan_corpus, unique
+from metaeval.core.human import HumanCounts, human_doc_pairs, plan_human
+from metaeval.core.measures.registry import get_measure
+from metaeval.core.perseval import Params, SystemScore, score_system
+
+COLUMNS = (
+    "system", "measure", "egises", "degress", "perseval", "accuracy",
+    "p_acc", "egises_accuracy", "documents", "readers", "rows", "rated_pairs", "skipped_pairs",
+)
+"""Score table columns; the first six are fixed by the CLI contract."""
+HJ_PREFIX = "hj:"
+PACKAGES = ("numpy", "scipy", "rapidfuzz", "nltk", "rouge-score", "torch")
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class ScoreRow:
+    system: str
+    measure: str
+    score: SystemScore
+    rated_pairs: int | None = None
+    skipped_pairs: int | None = None
+
+    def as_dict(self) -> dict[str, object]:
+        s = self.score
+        return {
+            "system": self.system, "measure": self.measure, "egises": s.egises, "degress": s.degress,
+            "perseval": s.perseval, "accuracy": s.accuracy, "p_acc": s.p_acc,
+            "egises_accuracy": s.egises_accuracy, "documents": s.documents, "readers": s.readers,
+            "rows": s.rows, "rated_pairs": self.rated_pairs, "skipped_pairs": self.skipped_pairs,
+        }
+
+
+@dataclass
+class RunOptions:
+    measures: Sequence[str] = ("rouge_l",)
+    params: Params = field(default_factory=Params)
+    compat: bool = False
+    missing: Missing = "error"
+    aux: Sequence[str] = ()
+    systems: Sequence[str] | None = None
+    preprocess: str = "none"
+    workers: int | None = None
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "measures": list(self.measures), **self.params.as_dict(), "compat": "authors" if self.compat else None,
+            "missing": self.missing, "aux": list(self.aux),
+            "systems": list(self.systems) if self.systems is not None else None, "preprocess": self.preprocess,
+        }
+
+
+@dataclass
+class RunResult:
+    rows: list[ScoreRow]
+    options: RunOptions
+    stats: list[ComputeStats]
+    timings: dict[str, float]
+    hj_counts: dict[str, dict[str, HumanCounts]] = field(default_factory=dict)
+    versions: dict[str, str] = field(default_factory=dict)
+
+    def table(self) -> list[dict[str, object]]:
+        return [row.as_dict() for row in self.rows]
+
+    def scores(self, column: str = "perseval") -> dict[str, dict[str, float]]:
+        """measure -> system -> value of ``column``."""
+        out: dict[str, dict[str, float]] = {}
+        for row in self.rows:
+            out.setdefault(row.measure, {})[row.system] = float(row.as_dict()[column])  # type: ignore[arg-type]
+        return out
+
+
+def versions() -> dict[str, str]:
+    found = {"python": platform.python_version()}
+    for name in PACKAGES:
+        try:
+            found[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    try:
+        found["metaeval"] = importlib.metadata.version("metaeval")
+    except importlib.metadata.PackageNotFoundError:
+        pass
+    return found
+
+
+def _transform(name: str) -> Callable[[str], str] | None:
+    if name == "none":
+        return None
+    from metaeval.core.text import preprocess
+
+    return lambda text: preprocess(text, name)
+
+
+def run_scores(
+    corpus: Corpus,
+    options: RunOptions,
+    *,
+    ratings: RatingTable | None = None,
+    cache: DistanceCache | None = None,
+    progress: Progress | None = None,
+) -> RunResult:
+    """Score every system with every measure, then the HJ variants for every auxiliary measure."""
+    say = progress or (lambda message: None)
+    started = time.perf_counter()
+    timings: dict[str, float] = {}
+    transform = _transform(options.preprocess)
+    plan = plan_corpus(corpus, options.systems, missing=options.missing, transform=transform)
+    text_pairs = plan.text_pairs()
+    timings["plan"] = time.perf_counter() - started
+    say(f"{len(plan.systems)} systems, {len(text_pairs)} unique text pairs")
+    rows: list[ScoreRow] = []
+    stats: list[ComputeStats] = []
+    for name in options.measures:
+        measure = get_measure(name, compat=options.compat)
+        say(f"{measure.label}: distances")
+        distance, stat = compute(measure, text_pairs, cache=cache, workers=options.workers)
+        stats.append(stat)
+        scoring = time.perf_counter()
+        for system in plan.systems:
+            rows.append(ScoreRow(system, name, score_system(corpus_doc_pairs(plan, system, distance), options.params)))
+        timings[f"score:{name}"] = time.perf_counter() - scoring
+        timings[f"distances:{name}"] = stat.seconds
+        say(f"{measure.label}: {stat.computed} computed, {stat.cached} cached, {stat.seconds:.2f} s")
+    hj_counts: dict[str, dict[str, HumanCounts]] = {}
+    if ratings is not None and options.aux:
+        human = plan_human(corpus, ratings, compat=options.compat, systems=options.systems, transform=transform)
+        aux_pairs = unique(human.text_pairs())
+        for name in options.aux:
+            measure = get_measure(name, compat=options.compat)
+            say(f"hj with {measure.label}")
+            aux, stat = compute(measure, aux_pairs, cache=cache, workers=options.workers)
+            stats.append(stat)
+            label = HJ_PREFIX + name
+            hj_counts[label] = {}
+            for system in human.systems:
+                docs, counts = human_doc_pairs(human, system, aux)
+                hj_counts[label][system] = counts
+                rows.append(
+                    ScoreRow(
+                        system, label, score_system(docs, options.params), counts.rated_pairs,
+                        counts.skipped_no_user_pair + counts.skipped_no_document_distance,
+                    )
+                )
+    timings["total"] = time.perf_counter() - started
+    return RunResult(rows, options, stats, timings, hj_counts, versions())
