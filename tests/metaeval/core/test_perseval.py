@@ -104,3 +104,29 @@ def test_p_acc_is_negative_in_the_papers_example():
     score_acc = 0.8
     f_sig = 1 / (1 + math.exp(-0.3))
     assert p_acc(0.2, 0.3) == pytest.approx(score_acc * (1 - 0.5 * f_sig / score_acc), abs=1e-15)
+
+
+def test_hand_worked_three_reader_example():
+    """The example worked out step by step in tests/metaeval/core/hand_example.py, through the fast path."""
+    import numpy as np
+
+    from metaeval.core.distances import compute, corpus_doc_pairs, plan_corpus
+    from metaeval.core.measures.base import Measure
+    from tests.metaeval.core import hand_example as hand
+
+    class Table(Measure):
+        name = "hand_table"
+
+        def distances(self, pairs):
+            return np.array([hand.table_distance(a, b) for a, b in pairs])
+
+    plan = plan_corpus(hand.build_corpus())
+    distance, _ = compute(Table(), plan.text_pairs())
+    score = score_system(corpus_doc_pairs(plan, hand.SYSTEM, distance))
+    for key in ("egises", "degress", "perseval", "accuracy", "egises_accuracy"):
+        assert getattr(score, key) == pytest.approx(hand.EXPECTED[key], abs=1e-12), key
+    # the single-reader document d3 is absent everywhere
+    assert [d.doc_id for d in score.per_document] == ["d1", "d2"]
+    # properties: PerSEval <= DEGRESS, EGISES = 1 - DEGRESS
+    assert score.perseval <= score.degress + 1e-12
+    assert score.egises == 1 - score.degress
