@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install browser migrate demo run test test-postgres clean
+.PHONY: install browser migrate demo run test test-postgres report-demo bench clean
 
 install: $(STAMP)
 
@@ -25,7 +25,7 @@ browser:
 migrate: install
 	DEBUG=1 $(PY) manage.py migrate --noinput
 
-demo: migrate
+demo: migrate wordnet
 	DEBUG=1 $(PY) manage.py load_demo
 
 run: demo
@@ -36,11 +36,26 @@ run: demo
 	@echo ""
 	DEBUG=1 $(PY) manage.py runserver $(HOST):$(PORT)
 
-test: install browser
+test: install browser wordnet
 	$(PY) -m pytest
 
-test-postgres: install browser
+test-postgres: install browser wordnet
 	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres} $(PY) -m pytest
+
+# WordNet 3.0 for METEOR and the authors' preprocessing, from Debian's packages (no NLTK downloader needed).
+# Installs into NLTK_DATA (env) if set, else $(VENV)/nltk_data; fast when already done.
+.PHONY: wordnet
+wordnet:
+	NLTK_DATA="$${NLTK_DATA:-$(CURDIR)/$(VENV)/nltk_data}" bash scripts/install_wordnet.sh
+
+# The demo dataset and its ratings through every lexical measure, HJ variants and correlations (no database).
+report-demo: install wordnet
+	$(PY) -m metaeval report fixtures/demo/consolidated.jsonl --ratings fixtures/demo/ratings.csv \
+	  --aux rouge_l,rouge_su4,bleu4,jsd,meteor --out-dir artifacts/demo-report
+
+# PENS-scale metaeval benchmark (prints figures; not part of the tests). BENCH_ARGS="--docs 400" for a quick run.
+bench: install
+	$(PY) benchmarks/metaeval_bench.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) db.sqlite3 .test-db-*.sqlite3 artifacts
