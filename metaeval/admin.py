@@ -1,0 +1,16 @@
+"""Stored runs in the admin: read-only (runs are written by ``manage.py metaeval_run`` only)."""
+from __future__ import annotations
+
+from django.contrib import admin
+
+from metaeval.models import MetaevalRun
+from survey.admin import ReadOnlyAdmin
+
+
+@admin.register(MetaevalRun)
+class MetaevalRunAdmin(ReadOnlyAdmin):
+    list_display = ["id", "dataset", "study", "status", "created_at", "finished_at", "created_by"]
+    list_filter = ["status", "dataset", "study", "created_at"]
+    list_select_related = ["dataset", "study", "created_by"]
+    search_fields = ["error", "data_hash"]
+    date_hierarchy = "created_at"

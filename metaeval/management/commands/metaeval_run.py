@@ -1,0 +1,110 @@
+"""``manage.py metaeval_run --dataset NAME [--study SLUG] [scoring options]``: score a stored dataset, store the run.
+
+Takes the scoring options of ``python -m metaeval score`` (the same argument definitions) and prints the same
+CSV or JSON; the ratings for the HJ variants come from ``--study`` instead of ``--ratings``.
+"""
+from __future__ import annotations
+
+import argparse
+import io
+import json
+from contextlib import nullcontext
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from metaeval import services
+from metaeval.cli import COLUMNS, UsageError, _add_run_arguments, _options, run_document, write_csv
+from metaeval.core.cache import DistanceCache
+from metaeval.core.corpus import DataError
+from metaeval.core.fileio import ImporterError
+from metaeval.core.measures.base import MeasureUnavailable
+from metaeval.core.pipeline import RunResult
+from survey.models import Dataset, Study
+
+# CLI arguments that do not apply here: the dataset and ratings come from the database, and Django's own
+# -v/--verbosity replaces --verbose (progress on stderr from -v 2).
+NOT_FROM_CLI = {"help", "dataset", "ratings", "verbose"}
+DEFAULT_AUX = ["rouge_l"]  # as the CLI: the HJ variants with ROUGE-L when ratings are given without --aux
+
+
+def scoring_actions() -> list[argparse.Action]:
+    """The CLI's scoring options (measures, aux, EDP/P-Acc parameters, cache...), defined once in metaeval.cli."""
+    scratch = argparse.ArgumentParser(add_help=False)
+    _add_run_arguments(scratch, measures="rouge_l")
+    return [action for action in scratch._actions if action.dest not in NOT_FROM_CLI]
+
+
+class Command(BaseCommand):
+    help = (
+        "Score a dataset (EGISES/DEGRESS/PerSEval/accuracy per system and measure; HJ variants from a study's "
+        "ratings), store the run and print the score table as `python -m metaeval score` does."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--dataset", required=True, help="name of the dataset to score")
+        parser.add_argument("--study", help="slug of a study of that dataset whose ratings give the HJ variants")
+        for action in scoring_actions():
+            parser._add_action(action)
+        parser.add_argument("--format", choices=["csv", "json"], default="csv")
+        parser.add_argument("--out", help="output file (default: standard output)")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        dataset = _dataset(options["dataset"])
+        study = _study(options["study"], dataset) if options["study"] else None
+        if options["aux"] and study is None:
+            raise CommandError("--aux needs --study (the HJ variants use that study's ratings)")
+        try:
+            run_options = _options(argparse.Namespace(**options, ratings=options["study"]), beta_default=1.0)
+        except UsageError as exc:
+            raise CommandError(str(exc)) from exc
+        if study is not None and not run_options.aux:
+            run_options.aux = list(DEFAULT_AUX)
+        progress = (lambda message: self.stderr.write(message)) if options["verbosity"] > 1 else None
+        try:
+            with nullcontext(None) if options["no_cache"] else DistanceCache(options["cache_dir"]) as opened:
+                run = services.run_execute(
+                    dataset=dataset, study=study, options=run_options, cache=opened, progress=progress
+                )
+        except (DataError, ImporterError, MeasureUnavailable, OSError) as exc:
+            raise CommandError("; ".join([str(exc), *getattr(exc, "__notes__", [])])) from exc
+        text = _render(run.result, options["format"])
+        if options["out"]:
+            path = Path(options["out"])
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(text, encoding="utf-8")
+            except OSError as exc:
+                raise CommandError(f"cannot write {path}: {exc.strerror or exc} (stored run {run.pk})") from exc
+        else:
+            self.stdout.write(text, ending="")
+        self.stderr.write(f"stored metaeval run {run.pk} ({len(run.scores)} score rows, data {run.data_hash[:12]})")
+
+
+def _dataset(name: str) -> Dataset:
+    found = Dataset.objects.filter(name=name).first()
+    if found is None:
+        known = ", ".join(Dataset.objects.values_list("name", flat=True)) or "none"
+        raise CommandError(f"unknown dataset {name!r} (known: {known})")
+    return found
+
+
+def _study(slug: str, dataset: Dataset) -> Study:
+    found = Study.objects.filter(slug=slug).first()
+    if found is None or found.dataset_id != dataset.pk:
+        known = ", ".join(Study.objects.filter(dataset=dataset).values_list("slug", flat=True)) or "none"
+        what = "unknown study" if found is None else "study of another dataset:"
+        raise CommandError(f"{what} {slug!r} (studies of dataset {dataset.name!r}: {known})")
+    return found
+
+
+def _render(result: RunResult, format: str) -> str:
+    """Exactly what ``python -m metaeval score --format FORMAT`` prints."""
+    out = io.StringIO()
+    if format == "json":
+        json.dump(run_document(result), out, indent=2)
+        out.write("\n")
+    else:
+        write_csv(result.table(), COLUMNS, out)
+    return out.getvalue()

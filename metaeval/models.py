@@ -1,0 +1,52 @@
+"""Stored scoring runs: what was scored (dataset, study, options, data hash) and what came out.
+
+A run is written by :func:`metaeval.services.run_execute` only; the JSON fields hold exactly
+:func:`metaeval.cli.run_document` of the run's result (NaN and infinities as null).
+"""
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+
+class MetaevalRun(models.Model):
+    class Status(models.TextChoices):
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    dataset = models.ForeignKey("survey.Dataset", on_delete=models.PROTECT, related_name="metaeval_runs")
+    study = models.ForeignKey(
+        "survey.Study",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="metaeval_runs",
+        help_text="The study whose ratings gave the HJ variants (none: automatic measures only).",
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.RUNNING)
+    parameters = models.JSONField(default=dict, help_text="RunOptions.as_dict(): measures, aux, EDP/P-Acc params...")
+    seed = models.BigIntegerField(null=True, blank=True, help_text="Seed of any random choice (sampling studies).")
+    versions = models.JSONField(default=dict, blank=True)
+    timings = models.JSONField(default=dict, blank=True, help_text="Seconds per step.")
+    scores = models.JSONField(default=list, blank=True, help_text="The score table, one object per row.")
+    hj_counts = models.JSONField(default=dict, blank=True, help_text="hj:<aux> -> system -> rated/skipped pairs.")
+    distances = models.JSONField(default=list, blank=True, help_text="Per-measure distance computation stats.")
+    error = models.TextField(blank=True)
+    data_hash = models.CharField(
+        max_length=64,
+        blank=True,
+        help_text="SHA-256 of the corpus texts and ratings used (metaeval.selectors.data_hash).",
+    )
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        verbose_name = "meta-evaluation run"
+
+    def __str__(self) -> str:
+        return f"run {self.pk} on {self.dataset.name} ({self.status})"

@@ -1,0 +1,90 @@
+"""Reads: the database as core types (one selector each way, ARCHITECTURE.md), and stored runs."""
+from __future__ import annotations
+
+import hashlib
+import json
+
+from django.db.models import QuerySet
+
+from metaeval.core.corpus import Corpus, Document, RatingTable, systems_in_order
+from metaeval.core.loaders import ratings_from_rows
+from metaeval.models import MetaevalRun
+from survey.models import RATING_MAX, RATING_MIN, Dataset, Study, Summary
+from survey.selectors import ratings_export_rows
+
+
+def corpus_from_dataset(*, dataset: Dataset) -> Corpus:
+    """The dataset as a :class:`Corpus`: documents in import order (pk), each document's readers in the order
+    their first summary was imported, summaries keyed by system name (``"user"`` for the reader's own); every
+    id is the external id. Same shape as ``load_corpus`` gives for the file the dataset was imported from.
+    """
+    summaries: dict[int, dict[str, dict[str, object]]] = {}
+    rows = (
+        Summary.objects.filter(document__dataset=dataset)
+        .order_by("pk")
+        .values_list("document_id", "reader__external_id", "system__name", "text")
+    )
+    for document_id, reader, system, text in rows.iterator(chunk_size=5000):
+        summaries.setdefault(document_id, {}).setdefault(reader, {})[system] = text
+    documents = tuple(
+        Document(doc_id=external_id, headline=headline, body=body, summaries=summaries.get(pk, {}))
+        for pk, external_id, headline, body in dataset.documents.order_by("pk").values_list(
+            "pk", "external_id", "headline", "body"
+        )
+    )
+    return Corpus(documents=documents, systems=systems_in_order(documents), source=f"dataset {dataset.name}")
+
+
+def study_scale(*, study: Study) -> tuple[int, int]:
+    """The study's rating scale: one point per scale label from 1, else the survey's 1..6."""
+    labels = study.scale_labels if isinstance(study.scale_labels, list) else []
+    if len(labels) >= 2:
+        return RATING_MIN, RATING_MIN + len(labels) - 1
+    return RATING_MIN, RATING_MAX
+
+
+def ratings_for_study(*, study: Study) -> RatingTable:
+    """The study's ratings (completed assignments, export order) as a :class:`RatingTable`."""
+    return ratings_from_rows(
+        ratings_export_rows(study=study), source=f"study {study.slug}", scale=study_scale(study=study)
+    )
+
+
+def data_hash(*, corpus: Corpus, ratings: RatingTable | None = None) -> str:
+    """SHA-256 (hex) of what a run reads: every document's id, headline, body and summaries in corpus order,
+    and the ratings' scale and (doc_id, system, uid1, uid2, rating) rows in order. Rater ids are left out
+    (they are database ids, and no score depends on them), so the same data gives the same hash on any
+    database and from the CLI's files.
+    """
+    digest = hashlib.sha256()
+
+    def add(value: object) -> None:
+        digest.update(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+        digest.update(b"\n")
+
+    for document in corpus.documents:
+        add([document.doc_id, document.headline, document.body, document.summaries])
+    if ratings is not None:
+        add(["ratings", ratings.scale_min, ratings.scale_max])
+        for row in ratings.rows:
+            add([row.doc_id, row.system, row.uid1, row.uid2, row.rating])
+    return digest.hexdigest()
+
+
+def run_list(
+    *, dataset: Dataset | None = None, study: Study | None = None, status: str | None = None
+) -> QuerySet[MetaevalRun]:
+    """Stored runs, newest first, optionally of one dataset, study or status."""
+    runs = MetaevalRun.objects.select_related("dataset", "study", "created_by")
+    if dataset is not None:
+        runs = runs.filter(dataset=dataset)
+    if study is not None:
+        runs = runs.filter(study=study)
+    if status is not None:
+        runs = runs.filter(status=status)
+    return runs
+
+
+def run_get(*, pk: int) -> MetaevalRun:
+    """One stored run; raises ``MetaevalRun.DoesNotExist``."""
+    return run_list().get(pk=pk)

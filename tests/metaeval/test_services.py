@@ -1,0 +1,126 @@
+"""metaeval.services.run_execute: a stored run holds what the CLI's run document holds; failures are recorded."""
+from __future__ import annotations
+
+import math
+
+import pytest
+from django.contrib.auth.models import AnonymousUser
+
+from metaeval import selectors, services
+from metaeval.cli import run_document
+from metaeval.core.corpus import DataError
+from metaeval.core.perseval import Params
+from metaeval.core.pipeline import COLUMNS, RunOptions
+from metaeval.models import MetaevalRun
+from survey import services as survey_services
+from survey.models import Summary
+from tests.conftest import build_dataset, build_study, full_answers
+
+pytestmark = pytest.mark.django_db
+
+
+def rate_all(study, value: int) -> None:
+    """Two participants complete every questionnaire they can claim."""
+    for _ in range(2):
+        participant = survey_services.participant_register(study=study)
+        while True:
+            try:
+                assignment = survey_services.assignment_claim(participant=participant)
+            except survey_services.NoQuestionnaireAvailable:
+                break
+            survey_services.ratings_submit(
+                assignment_public_id=assignment.public_id, participant=participant,
+                values=full_answers(assignment, value),
+            )
+
+
+def test_run_is_stored_with_everything(study, django_user_model):
+    rate_all(study, 4)
+    user = django_user_model.objects.create_user("researcher")
+    options = RunOptions(
+        measures=["rouge_l"], aux=["rouge_l"], params=Params(beta=1.7), systems=["SysnameA", "SysnameB"]
+    )
+    messages: list[str] = []
+    run = services.run_execute(dataset=study.dataset, study=study, options=options, user=user, progress=messages.append)
+
+    stored = MetaevalRun.objects.get(pk=run.pk)
+    assert (stored.status, stored.error, stored.created_by, stored.study) == ("done", "", user, study)
+    assert stored.finished_at >= stored.created_at and stored.seed is None
+    document = run_document(run.result)
+    for name in ("parameters", "versions", "timings", "scores", "hj_counts", "distances"):
+        assert getattr(stored, name) == document[name], name
+    assert stored.parameters["beta"] == 1.7 and stored.parameters["aux"] == ["rouge_l"]
+    assert {"python", "numpy"} <= set(stored.versions) and "total" in stored.timings
+    assert [(r["system"], r["measure"]) for r in stored.scores] == [
+        ("SysnameA", "rouge_l"), ("SysnameB", "rouge_l"), ("SysnameA", "hj:rouge_l"), ("SysnameB", "hj:rouge_l")
+    ]
+    assert all(set(row) == set(COLUMNS) for row in stored.scores)  # (PostgreSQL jsonb does not keep key order)
+    assert [d["measure"] for d in stored.distances] == ["rouge_l", "rouge_l"]
+    assert set(stored.hj_counts["hj:rouge_l"]) == {"SysnameA", "SysnameB"}
+    corpus = selectors.corpus_from_dataset(dataset=study.dataset)
+    ratings = selectors.ratings_for_study(study=study)
+    assert stored.data_hash == selectors.data_hash(corpus=corpus, ratings=ratings)
+    assert messages  # progress was reported
+
+
+def test_nan_is_stored_as_null(db):
+    # one reader per document: no reader pairs, so no rows and NaN scores
+    dataset = build_dataset(name="single", docs=2, readers=1, systems=["SysnameA"])
+    run = services.run_execute(dataset=dataset, options=RunOptions(), user=AnonymousUser())
+    row = run.result.table()[0]
+    nan_columns = [key for key, value in row.items() if isinstance(value, float) and math.isnan(value)]
+    stored = MetaevalRun.objects.get(pk=run.pk)
+    assert stored.created_by is None and stored.data_hash
+    assert nan_columns and all(stored.scores[0][key] is None for key in nan_columns)
+
+
+def test_without_aux_the_study_ratings_are_not_read(study):
+    run = services.run_execute(dataset=study.dataset, study=study, options=RunOptions(systems=["SysnameC"]))
+    stored = MetaevalRun.objects.get(pk=run.pk)
+    assert stored.hj_counts == {} and [r["measure"] for r in stored.scores] == ["rouge_l"]
+    assert stored.data_hash == selectors.data_hash(corpus=selectors.corpus_from_dataset(dataset=study.dataset))
+
+
+def test_unknown_measure_fails_and_is_recorded(dataset):
+    before = Summary.objects.count()
+    with pytest.raises(ValueError, match="unknown measure 'nope'") as caught:
+        services.run_execute(dataset=dataset, options=RunOptions(measures=["rouge_l", "nope"]))
+    run = MetaevalRun.objects.get()
+    assert (run.status, run.scores, run.timings, run.hj_counts) == ("failed", [], {}, {})
+    assert "unknown measure 'nope'" in run.error and run.finished_at is not None
+    assert run.parameters["measures"] == ["rouge_l", "nope"] and run.data_hash
+    assert f"stored as failed metaeval run {run.pk}" in caught.value.__notes__
+    # nothing else is touched, and the next run works
+    assert Summary.objects.count() == before
+    assert services.run_execute(dataset=dataset, options=RunOptions(systems=["SysnameA"])).status == "done"
+
+
+def test_missing_summary_fails_with_the_data_error(dataset):
+    Summary.objects.filter(system__name="SysnameB", reader__external_id="R1", document__external_id="N2").delete()
+    with pytest.raises(DataError, match='document "N2", reader "R1": no "SysnameB" summary'):
+        services.run_execute(dataset=dataset, options=RunOptions(missing="error"))
+    run = MetaevalRun.objects.get()
+    assert run.status == "failed" and 'document "N2", reader "R1"' in run.error
+    dropped = services.run_execute(dataset=dataset, options=RunOptions(missing="drop", systems=["SysnameB"]))
+    assert dropped.status == "done" and dropped.scores[0]["documents"] == 3
+    assert dropped.scores[0]["readers"] == 3 + 3 + 2
+
+
+def test_study_of_another_dataset_is_refused(study):
+    other = build_dataset(name="other", docs=1)
+    with pytest.raises(ValueError, match='study "study" rates dataset "tiny", not "other"'):
+        services.run_execute(dataset=other, study=study, options=RunOptions())
+    assert not MetaevalRun.objects.exists()
+
+
+def test_ratings_from_another_study_stay_out(dataset):
+    rated, other = build_study(dataset, slug="rated"), build_study(dataset, slug="other")
+    rate_all(rated, 2)
+    rate_all(other, 6)
+    options = RunOptions(aux=["rouge_l"], systems=["SysnameD"])
+    run = services.run_execute(dataset=dataset, study=rated, options=options)
+    counts = run.hj_counts["hj:rouge_l"]["SysnameD"]
+    assert counts["rated_pairs"] > 0
+    assert run.data_hash == selectors.data_hash(
+        corpus=selectors.corpus_from_dataset(dataset=dataset), ratings=selectors.ratings_for_study(study=rated)
+    )
