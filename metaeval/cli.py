@@ -83,14 +83,15 @@ def _open_out(path: str | None) -> io.TextIOBase:
     return open(path, "w", encoding="utf-8", newline="")  # noqa: SIM115
 
 
-def _options(args: argparse.Namespace, *, beta_default: float) -> RunOptions:
+def options_from_args(args: argparse.Namespace, *, beta_default: float, has_ratings: bool) -> RunOptions:
+    """RunOptions from parsed scoring arguments; ``has_ratings`` says whether HJ ratings are available."""
     try:
         measures = parse_measures(args.measures)
         aux = parse_measures(args.aux) if args.aux else []
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    if aux and not args.ratings:
-        raise UsageError("--aux needs --ratings (the human ratings CSV)")
+    if aux and not has_ratings:
+        raise UsageError("--aux needs ratings (--ratings FILE on the command line, --study in manage.py)")
     beta = args.beta if args.beta is not None else beta_default
     params = Params(
         alpha=args.alpha, beta=beta, gamma=args.gamma, delta=args.delta,
@@ -118,7 +119,7 @@ def _run(args: argparse.Namespace, options: RunOptions) -> RunResult:
 
 
 def cmd_score(args: argparse.Namespace) -> int:
-    result = _run(args, _options(args, beta_default=1.0))
+    result = _run(args, options_from_args(args, beta_default=1.0, has_ratings=bool(args.ratings)))
     out = _open_out(args.out)
     try:
         if args.format == "json":
@@ -171,7 +172,7 @@ def cmd_correlate(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     """Scores for every lexical measure, HJ variants, the correlation grid and per-document detail, in one folder."""
-    options = _options(args, beta_default=REPORT_BETA)
+    options = options_from_args(args, beta_default=REPORT_BETA, has_ratings=bool(args.ratings))
     result = _run(args, options)
     folder = Path(args.out_dir)
     folder.mkdir(parents=True, exist_ok=True)
@@ -235,11 +236,10 @@ def _fmt(value: object) -> str:
     return f"{value:.4f}" if isinstance(value, float) else str(value)
 
 
-def _add_run_arguments(parser: argparse.ArgumentParser, *, measures: str) -> None:
-    parser.add_argument("dataset", help="consolidated JSON / JSON Lines dataset")
+def add_scoring_arguments(parser: argparse.ArgumentParser, *, measures: str = "rouge_l") -> None:
+    """The scoring options shared by the CLI and ``manage.py metaeval_run`` (no input files)."""
     parser.add_argument("--measures", default=measures, help=f"comma-separated distance measures (default {measures})")
-    parser.add_argument("--ratings", help="ratings CSV: doc_id,system,uid1,uid2,rating (system=user for reader pairs)")
-    parser.add_argument("--aux", help="auxiliary measure(s) for the HJ variants (default rouge_l when --ratings)")
+    parser.add_argument("--aux", help="auxiliary measure(s) for the HJ variants (default rouge_l when there are ratings)")
     parser.add_argument("--compat", choices=["authors"], help="reproduce the authors' code (distances, rounding, HJ)")
     parser.add_argument("--missing", choices=["error", "drop"], default="error")
     parser.add_argument("--systems", help="comma-separated systems (default: all, in file order)")
@@ -254,6 +254,12 @@ def _add_run_arguments(parser: argparse.ArgumentParser, *, measures: str) -> Non
     parser.add_argument("--workers", type=int, default=None, help="worker processes (default: CPU count)")
     parser.add_argument("--cache-dir", help="distance cache folder (default $METAEVAL_CACHE_DIR or the user cache)")
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the distance cache")
+
+
+def _add_run_arguments(parser: argparse.ArgumentParser, *, measures: str) -> None:
+    parser.add_argument("dataset", help="consolidated JSON / JSON Lines dataset")
+    parser.add_argument("--ratings", help="ratings CSV: doc_id,system,uid1,uid2,rating (system=user for reader pairs)")
+    add_scoring_arguments(parser, measures=measures)
     parser.add_argument("-v", "--verbose", action="store_true", help="progress on stderr")
 
 

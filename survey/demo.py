@@ -40,6 +40,12 @@ class SimulationSummary:
     completed_sets: int
 
 
+def _pair_rng(seed: int, participant: Participant, first: str, second: str) -> random.Random:
+    """Noise for one rater and one pair, independent of the (randomly seeded) presentation order and sides."""
+    low, high = sorted((first, second))
+    return random.Random(f"{seed}|{participant.external_id}|{low}|{high}")
+
+
 def simulate_participants(*, study: Study, participants: int, sets_each: int, seed: int) -> SimulationSummary:
     """Register ``participants`` raters who each complete up to ``sets_each`` questionnaires, round-robin.
 
@@ -65,7 +71,9 @@ def simulate_participants(*, study: Study, participants: int, sets_each: int, se
             except services.NoQuestionnaireAvailable:
                 continue
             values = {
-                pair.key: simulated_rating(pair.first, pair.second, bias=bias, rng=rng)
+                pair.key: simulated_rating(
+                    pair.first, pair.second, bias=bias, rng=_pair_rng(seed, participant, pair.first, pair.second)
+                )
                 for pair in selectors.assignment_pairs(assignment)
             }
             services.ratings_submit(assignment_public_id=assignment.public_id, participant=participant, values=values)

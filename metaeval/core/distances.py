@@ -137,6 +137,7 @@ def evaluate(measure: Measure, pairs: Sequence[TextPair], *, workers: int | None
     tokenises a document once. The order of the result matches ``pairs``.
     """
     workers = default_workers() if workers is None else max(1, workers)
+    measure.prepare()
     if workers == 1 or len(pairs) < PARALLEL_THRESHOLD or "fork" not in multiprocessing.get_all_start_methods():
         return np.asarray(measure.distances(pairs), dtype=np.float64)
     group: dict[str, int] = {}

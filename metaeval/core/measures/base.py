@@ -45,6 +45,9 @@ class Measure(ABC):
     def label(self) -> str:
         return f"{self.name} (authors)" if self.compat else self.name
 
+    def prepare(self) -> None:
+        """Load what the measure needs (imports, data, models) once, before worker processes fork."""
+
     @abstractmethod
     def distances(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
         """``float64`` array with ``sigma(a, b)`` for each pair, in order. NaN where the measure is undefined."""

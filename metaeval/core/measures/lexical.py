@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from metaeval.core.measures.base import Measure
-from metaeval.core.measures.tokens import Encoded, GramBags, rouge_tokens, unique_texts
+from metaeval.core.measures.tokens import Encoded, GramBags, _rouge_parts, rouge_tokens, unique_texts
 
 __all__ = ["Bleu", "RougeL", "RougeSU4"]
 
@@ -72,6 +72,9 @@ class RougeL(Measure):
     @property
     def options(self) -> Mapping[str, object]:
         return {"tokenizer": "rouge_score", "stemmer": "porter"}
+
+    def prepare(self) -> None:
+        _rouge_parts()
 
     def distances(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
         if len(pairs) == 0:
@@ -141,6 +144,10 @@ class RougeSU4(Measure):
         if self.compat:
             return {"grams": "contiguous-5", "tokens": "split-space"}
         return {"grams": "skip-bigram+unigram", "max_gap": 4, "tokenizer": "rouge_score", "stemmer": "porter"}
+
+    def prepare(self) -> None:
+        if not self.compat:
+            _rouge_parts()
 
     def distances(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
         if len(pairs) == 0:

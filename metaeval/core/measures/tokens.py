@@ -38,7 +38,7 @@ _STEMS_MAX = 2_000_000
 _ROUGE: dict[str, object] = {}
 
 
-def _rouge_parts():
+def _rouge_parts() -> dict[str, object]:
     """rouge_score's own regular expressions and an NLTK Porter stemmer (imported on first use)."""
     if not _ROUGE:
         from nltk.stem import porter

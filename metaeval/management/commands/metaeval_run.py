@@ -15,7 +15,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from metaeval import services
-from metaeval.cli import COLUMNS, UsageError, _add_run_arguments, _options, run_document, write_csv
+from metaeval.cli import COLUMNS, UsageError, add_scoring_arguments, options_from_args, run_document, write_csv
 from metaeval.core.cache import DistanceCache
 from metaeval.core.corpus import DataError
 from metaeval.core.fileio import ImporterError
@@ -23,17 +23,7 @@ from metaeval.core.measures.base import MeasureUnavailable
 from metaeval.core.pipeline import RunResult
 from survey.models import Dataset, Study
 
-# CLI arguments that do not apply here: the dataset and ratings come from the database, and Django's own
-# -v/--verbosity replaces --verbose (progress on stderr from -v 2).
-NOT_FROM_CLI = {"help", "dataset", "ratings", "verbose"}
 DEFAULT_AUX = ["rouge_l"]  # as the CLI: the HJ variants with ROUGE-L when ratings are given without --aux
-
-
-def scoring_actions() -> list[argparse.Action]:
-    """The CLI's scoring options (measures, aux, EDP/P-Acc parameters, cache...), defined once in metaeval.cli."""
-    scratch = argparse.ArgumentParser(add_help=False)
-    _add_run_arguments(scratch, measures="rouge_l")
-    return [action for action in scratch._actions if action.dest not in NOT_FROM_CLI]
 
 
 class Command(BaseCommand):
@@ -45,8 +35,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--dataset", required=True, help="name of the dataset to score")
         parser.add_argument("--study", help="slug of a study of that dataset whose ratings give the HJ variants")
-        for action in scoring_actions():
-            parser._add_action(action)
+        add_scoring_arguments(parser)
         parser.add_argument("--format", choices=["csv", "json"], default="csv")
         parser.add_argument("--out", help="output file (default: standard output)")
 
@@ -56,7 +45,9 @@ class Command(BaseCommand):
         if options["aux"] and study is None:
             raise CommandError("--aux needs --study (the HJ variants use that study's ratings)")
         try:
-            run_options = _options(argparse.Namespace(**options, ratings=options["study"]), beta_default=1.0)
+            run_options = options_from_args(
+                argparse.Namespace(**options), beta_default=1.0, has_ratings=study is not None
+            )
         except UsageError as exc:
             raise CommandError(str(exc)) from exc
         if study is not None and not run_options.aux:
