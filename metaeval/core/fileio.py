@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 MAX_PROBLEMS = 20
@@ -77,6 +77,21 @@ def _decode_line(raw: bytes, file: str, number: int) -> str:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ImportFileError(f"{file}:{number}: not valid UTF-8 text (byte {raw[exc.start]:#04x})") from None
+
+
+def string_fields(
+    value: dict, keys: Sequence[str], ctx: str, error: Callable[[str], None]
+) -> dict[str, str]:
+    """The ``keys`` of a JSON object that are present strings; ``error`` gets a message for each that is not."""
+    strings: dict[str, str] = {}
+    for key in keys:
+        if key not in value:
+            error(f'field "{key}" is missing ({ctx})')
+        elif not isinstance(value[key], str):
+            error(f'field "{key}" must be a string ({ctx}, found {json_type(value[key])})')
+        else:
+            strings[key] = value[key]
+    return strings
 
 
 def json_type(value: object) -> str:

@@ -25,7 +25,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from metaeval.core.corpus import Corpus, Document, Rating, RatingTable, systems_in_order
-from metaeval.core.fileio import Problems, iter_json_values, json_type, read_text
+from metaeval.core.fileio import Problems, iter_json_values, json_type, read_text, string_fields
 
 __all__ = ["RATING_COLUMNS", "load_corpus", "load_ratings", "ratings_from_rows"]
 
@@ -101,14 +101,7 @@ def _parse_document(
             first_line[doc_id] = line
     ctx = f'doc "{doc_id}"' if doc_id is not None else "doc without a valid id"
 
-    strings: dict[str, str] = {}
-    for key in ("doc_text", "doc_summ"):
-        if key not in value:
-            error(f'field "{key}" is missing ({ctx})')
-        elif not isinstance(value[key], str):
-            error(f'field "{key}" must be a string ({ctx}, found {json_type(value[key])})')
-        else:
-            strings[key] = value[key]
+    strings = string_fields(value, ("doc_text", "doc_summ"), ctx, error)
 
     msd = value.get("m_summary_dict")
     if not isinstance(msd, dict):

@@ -17,7 +17,7 @@ from survey.importers.records import (
     ReaderRecord,
     SummaryRecord,
 )
-from metaeval.core.fileio import iter_json_values, json_type, read_text
+from metaeval.core.fileio import iter_json_values, json_type, read_text, string_fields
 from survey.models import REFERENCE_SYSTEM as REFERENCE
 
 MSD = 'field "m_summary_dict"'
@@ -86,14 +86,7 @@ def _parse_record(
         first_line[doc_id] = line
     ctx = f'doc "{doc_id}"' if doc_id is not None else "doc without a valid id"
 
-    strings: dict[str, str] = {}
-    for key in ("doc_text", "doc_summ"):
-        if key not in value:
-            error(f'field "{key}" is missing ({ctx})')
-        elif not isinstance(value[key], str):
-            error(f'field "{key}" must be a string ({ctx}, found {json_type(value[key])})')
-        else:
-            strings[key] = value[key]
+    strings = string_fields(value, ("doc_text", "doc_summ"), ctx, error)
     for key in ("category", "topic"):
         item = value.get(key)
         if item is None:
