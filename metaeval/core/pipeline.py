@@ -121,12 +121,13 @@ def run_scores(
     started = time.perf_counter()
     timings: dict[str, float] = {}
     transform = _transform(options.preprocess)
-    plan = plan_corpus(corpus, options.systems, missing=options.missing, transform=transform)
-    text_pairs = plan.text_pairs()
-    timings["plan"] = time.perf_counter() - started
-    say(f"{len(plan.systems)} systems, {len(text_pairs)} unique text pairs")
     rows: list[ScoreRow] = []
     stats: list[ComputeStats] = []
+    if options.measures:
+        plan = plan_corpus(corpus, options.systems, missing=options.missing, transform=transform)
+        text_pairs = plan.text_pairs()
+        timings["plan"] = time.perf_counter() - started
+        say(f"{len(plan.systems)} systems, {len(text_pairs)} unique text pairs")
     for name in options.measures:
         measure = get_measure(name, compat=options.compat)
         say(f"{measure.label}: distances")
