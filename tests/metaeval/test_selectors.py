@@ -15,20 +15,9 @@ from survey.importers.consolidated import parse_consolidated
 from survey.models import REFERENCE_SYSTEM, Dataset, Document, Reader, Summary, System
 from survey.selectors import ratings_export_rows
 from tests.conftest import build_dataset, build_study
+from tests.metaeval.core.test_loaders import record
 
 pytestmark = pytest.mark.django_db
-
-
-def record(doc_id, readers, systems):
-    return {
-        "doc_id": doc_id,
-        "doc_text": f"Body of {doc_id}.",
-        "doc_summ": f"Headline of {doc_id}",
-        "m_summary_dict": {
-            uid: {"user": f"gold {doc_id} {uid}", **{s: f"{s} for {uid} on {doc_id}" for s in systems}}
-            for uid in readers
-        },
-    }
 
 
 # neither documents, readers nor systems in sorted order: the corpus must keep the file's order
