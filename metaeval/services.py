@@ -54,8 +54,9 @@ def run_execute(
         exc.add_note(f"stored as failed metaeval run {run.pk}")
         raise
     document = run_document(result)
-    for name in ("parameters", "versions", "timings", "scores", "hj_counts", "distances"):
+    for name in ("parameters", "versions", "timings", "scores", "hj_counts", "distances", "unavailable"):
         setattr(run, name, document[name])
+    run.measure_models = document["models"]
     run.status = MetaevalRun.Status.DONE
     run.finished_at = timezone.now()
     run.save()

@@ -4,6 +4,11 @@ One SQLite file (``distances.sqlite3``) in ``METAEVAL_CACHE_DIR`` (default: the 
 e.g. ``~/.cache/metaeval``). A value is keyed by a 16-byte BLAKE2b digest of the measure's ``cache_key``
 (name, version, mode, options) and the two texts' own digests, so any change to a text or an option misses.
 NaN is stored as NULL.
+
+Neural measures also keep one vector per *text* (InfoLM's vocabulary distribution, BERTScore's token
+embeddings) in the table ``text_vector`` of the same file, keyed by the digest of the measure's text-level key
+and the text's digest, so changing only the pair-level options (alpha, beta, idf, baseline) recomputes no model
+forward pass. A float32 InfoLM distribution over BERT's 30,522 wordpieces takes 122 kB per text.
 """
 from __future__ import annotations
 
@@ -44,6 +49,7 @@ class DistanceCache:
         self._db = sqlite3.connect(self.path, timeout=60)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("CREATE TABLE IF NOT EXISTS distance (key BLOB PRIMARY KEY, value REAL) WITHOUT ROWID")
+        self._db.execute("CREATE TABLE IF NOT EXISTS text_vector (key BLOB PRIMARY KEY, value BLOB NOT NULL)")
         self._db.commit()
 
     def close(self) -> None:
@@ -83,3 +89,28 @@ class DistanceCache:
 
     def count(self) -> int:
         return self._db.execute("SELECT COUNT(*) FROM distance").fetchone()[0]
+
+    # -- per-text vectors (neural measures) -------------------------------------------------------------------
+
+    @staticmethod
+    def text_keys(text_key: str, digests: Sequence[bytes]) -> list[bytes]:
+        """One key per text digest under a measure's text-level key."""
+        prefix = hashlib.blake2b(("text:" + text_key).encode("utf-8"), digest_size=16).digest()
+        return [hashlib.blake2b(prefix + digest, digest_size=16).digest() for digest in digests]
+
+    def get_vectors(self, keys: Sequence[bytes]) -> dict[bytes, bytes]:
+        """The stored blobs of those ``keys`` that are present."""
+        found: dict[bytes, bytes] = {}
+        for start in range(0, len(keys), 500):
+            chunk = list(keys[start : start + 500])
+            marks = ",".join("?" * len(chunk))
+            for key, value in self._db.execute(f"SELECT key, value FROM text_vector WHERE key IN ({marks})", chunk):
+                found[key] = value
+        return found
+
+    def put_vectors(self, items: Sequence[tuple[bytes, bytes]]) -> None:
+        with self._db:
+            self._db.executemany("INSERT OR REPLACE INTO text_vector (key, value) VALUES (?, ?)", items)
+
+    def count_vectors(self) -> int:
+        return self._db.execute("SELECT COUNT(*) FROM text_vector").fetchone()[0]

@@ -138,6 +138,8 @@ def evaluate(measure: Measure, pairs: Sequence[TextPair], *, workers: int | None
     """
     workers = default_workers() if workers is None else max(1, workers)
     measure.prepare()
+    if not getattr(measure, "parallel", True):  # neural measures batch on their device in this process
+        return np.asarray(measure.distances(pairs), dtype=np.float64)
     if workers == 1 or len(pairs) < PARALLEL_THRESHOLD or "fork" not in multiprocessing.get_all_start_methods():
         return np.asarray(measure.distances(pairs), dtype=np.float64)
     group: dict[str, int] = {}
@@ -167,7 +169,11 @@ def compute(
 ) -> tuple[dict[TextPair, float], ComputeStats]:
     """Distances for unique ``pairs``: cached values first, the rest computed and stored."""
     started = time.perf_counter()
-    stats = ComputeStats(measure=measure.label, pairs=len(pairs), workers=workers or default_workers())
+    parallel = getattr(measure, "parallel", True)
+    stats = ComputeStats(measure=measure.label, pairs=len(pairs), workers=(workers or default_workers()) if parallel else 1)
+    attach = getattr(measure, "attach_cache", None)
+    if attach is not None:
+        attach(cache)
     values = np.full(len(pairs), np.nan)
     todo = np.ones(len(pairs), dtype=bool)
     keys: list[bytes] = []
@@ -189,6 +195,7 @@ def compute(
         stats.compute_seconds = time.perf_counter() - compute_started
         values[missing_index] = computed
         stats.computed = len(todo_pairs)
+        stats.extra.update({key: float(value) for key, value in getattr(measure, "stats", {}).items()})
         if cache is not None:
             cache.put([keys[index] for index in missing_index], computed.tolist())
     stats.seconds = time.perf_counter() - started

@@ -8,13 +8,14 @@ from __future__ import annotations
 import importlib.metadata
 import platform
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from metaeval.core.cache import DistanceCache
 from metaeval.core.corpus import Corpus, Missing, RatingTable
 from metaeval.core.distances import ComputeStats, compute, corpus_doc_pairs, plan_corpus, unique
 from metaeval.core.human import HumanCounts, human_doc_pairs, plan_human
+from metaeval.core.measures.base import Measure, MeasureUnavailable
 from metaeval.core.measures.registry import get_measure
 from metaeval.core.perseval import Params, SystemScore, score_system
 
@@ -24,7 +25,7 @@ COLUMNS = (
 )
 """Score table columns; the first six are fixed by the CLI contract."""
 HJ_PREFIX = "hj:"
-PACKAGES = ("numpy", "scipy", "rapidfuzz", "nltk", "rouge-score", "torch")
+PACKAGES = ("numpy", "scipy", "rapidfuzz", "nltk", "rouge-score", "torch", "transformers", "tokenizers")
 
 Progress = Callable[[str], None]
 
@@ -57,12 +58,17 @@ class RunOptions:
     systems: Sequence[str] | None = None
     preprocess: str = "none"
     workers: int | None = None
+    #: per-measure options for the neural measures, e.g. {"infolm": {"model": "/models/bert-tiny", "device": "cuda"}}
+    measure_options: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
+    #: list a measure that cannot run here (no model) under ``RunResult.unavailable`` instead of failing the run
+    skip_unavailable: bool = False
 
     def as_dict(self) -> dict[str, object]:
         return {
             "measures": list(self.measures), **self.params.as_dict(), "compat": "authors" if self.compat else None,
             "missing": self.missing, "aux": list(self.aux),
             "systems": list(self.systems) if self.systems is not None else None, "preprocess": self.preprocess,
+            "measure_options": {name: dict(opts) for name, opts in self.measure_options.items() if opts},
         }
 
 
@@ -74,6 +80,10 @@ class RunResult:
     timings: dict[str, float]
     hj_counts: dict[str, dict[str, HumanCounts]] = field(default_factory=dict)
     versions: dict[str, str] = field(default_factory=dict)
+    #: measure -> why it could not run (only with ``skip_unavailable``)
+    unavailable: dict[str, str] = field(default_factory=dict)
+    #: measure -> the model it used, in words (neural measures)
+    models: dict[str, str] = field(default_factory=dict)
 
     def table(self) -> list[dict[str, object]]:
         return [row.as_dict() for row in self.rows]
@@ -123,13 +133,37 @@ def run_scores(
     transform = _transform(options.preprocess)
     rows: list[ScoreRow] = []
     stats: list[ComputeStats] = []
+    unavailable: dict[str, str] = {}
+    models: dict[str, str] = {}
+
+    def ready(name: str, pairs: Sequence[tuple[str, str]]) -> Measure | None:
+        """The measure, loaded and fitted; None (recorded) if it cannot run and the run may skip it."""
+        if name in unavailable:
+            return None
+        measure = get_measure(name, compat=options.compat, options=options.measure_options.get(name))
+        try:
+            measure.prepare()
+            if getattr(measure, "idf", False) and hasattr(measure, "fit_idf"):
+                measure.fit_idf({text for pair in pairs for text in pair})  # idf over the run's texts
+            if hasattr(measure, "describe"):
+                models[name] = measure.describe()
+        except MeasureUnavailable as exc:
+            if not options.skip_unavailable:
+                raise
+            unavailable[name] = str(exc)
+            say(f"{name}: unavailable: {exc}")
+            return None
+        return measure
+
     if options.measures:
         plan = plan_corpus(corpus, options.systems, missing=options.missing, transform=transform)
         text_pairs = plan.text_pairs()
         timings["plan"] = time.perf_counter() - started
         say(f"{len(plan.systems)} systems, {len(text_pairs)} unique text pairs")
     for name in options.measures:
-        measure = get_measure(name, compat=options.compat)
+        measure = ready(name, text_pairs)
+        if measure is None:
+            continue
         say(f"{measure.label}: distances")
         distance, stat = compute(measure, text_pairs, cache=cache, workers=options.workers)
         stats.append(stat)
@@ -144,7 +178,9 @@ def run_scores(
         human = plan_human(corpus, ratings, compat=options.compat, systems=options.systems, transform=transform)
         aux_pairs = unique(human.text_pairs())
         for name in options.aux:
-            measure = get_measure(name, compat=options.compat)
+            measure = ready(name, aux_pairs)
+            if measure is None:
+                continue
             say(f"hj with {measure.label}")
             aux, stat = compute(measure, aux_pairs, cache=cache, workers=options.workers)
             stats.append(stat)
@@ -160,4 +196,4 @@ def run_scores(
                     )
                 )
     timings["total"] = time.perf_counter() - started
-    return RunResult(rows, options, stats, timings, hj_counts, versions())
+    return RunResult(rows, options, stats, timings, hj_counts, versions(), unavailable, models)

@@ -81,7 +81,9 @@ def test_json_format_and_out_file(dataset, tmp_path):
                            "--no-cache", "--format", "json", "--out", str(target))
     assert out == "" and "stored metaeval run" in err
     document = json.loads(target.read_text())
-    assert list(document) == ["parameters", "versions", "timings", "distances", "scores", "hj_counts"]
+    assert list(document) == [
+        "parameters", "versions", "timings", "distances", "scores", "hj_counts", "models", "unavailable",
+    ]
     assert [(r["system"], r["measure"]) for r in document["scores"]] == [("SysnameB", "rouge_l")]
     run = MetaevalRun.objects.get()
     assert run.study is None and run.scores == document["scores"] and run.parameters["systems"] == ["SysnameB"]

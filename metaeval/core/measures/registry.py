@@ -1,7 +1,8 @@
 """Distance measures by name. Each factory imports its module lazily, so heavy dependencies load on use."""
 from __future__ import annotations
 
-from collections.abc import Callable
+import inspect
+from collections.abc import Callable, Mapping
 
 from metaeval.core.measures.base import Measure
 
@@ -42,29 +43,67 @@ def _meteor(compat: bool) -> Measure:
     return Meteor(compat=compat)
 
 
-MEASURES: dict[str, Callable[[bool], Measure]] = {
+def _bertscore(compat: bool, **options: object) -> Measure:
+    from metaeval.core.measures.neural import BertScore
+
+    return BertScore(compat=compat, **options)  # type: ignore[arg-type]
+
+
+def _infolm(compat: bool, **options: object) -> Measure:
+    from metaeval.core.measures.neural import InfoLM
+
+    return InfoLM(compat=compat, **options)  # type: ignore[arg-type]
+
+
+MEASURES: dict[str, Callable[..., Measure]] = {
     "rouge_l": _rouge_l,
     "rouge_su4": _rouge_su4,
     "bleu1": _bleu1,
     "bleu4": _bleu4,
     "jsd": _jsd,
     "meteor": _meteor,
+    "bertscore": _bertscore,
+    "infolm": _infolm,
 }
 #: the measures the authors' compat mode defines (PERSEVAL_CONVENTIONS.md sec. 3)
 LEXICAL = ("rouge_l", "rouge_su4", "bleu4", "jsd")
+#: measures that run a neural model (torch); they take options (model, device, ...)
+NEURAL = ("bertscore", "infolm")
+#: what ``python -m metaeval report`` computes by default: the paper's variants that need no extra input
+REPORT_DEFAULT = (*LEXICAL, "bertscore", "infolm")
 
 
 def measure_names() -> list[str]:
     return list(MEASURES)
 
 
-def get_measure(name: str, *, compat: bool = False) -> Measure:
-    """The measure called ``name``; ``compat=True`` gives the authors' variant (``--compat authors``)."""
+def measure_option_names(name: str) -> list[str]:
+    """The keyword options a measure accepts (empty for the lexical ones)."""
+    if name not in NEURAL:
+        return []
+    from metaeval.core.measures import neural
+
+    cls = neural.BertScore if name == "bertscore" else neural.InfoLM
+    return [p for p in inspect.signature(cls.__init__).parameters if p not in ("self", "compat")]
+
+
+def get_measure(name: str, *, compat: bool = False, options: Mapping[str, object] | None = None) -> Measure:
+    """The measure called ``name``; ``compat=True`` gives the authors' variant (``--compat authors``).
+
+    ``options`` go to neural measures (model, device, dtype, ...); an option a measure does not take is an error.
+    """
     try:
         factory = MEASURES[name]
     except KeyError:
         raise ValueError(f"unknown measure {name!r}; choose from {', '.join(MEASURES)}") from None
-    return factory(compat)
+    options = dict(options or {})
+    if options:
+        allowed = measure_option_names(name)
+        unknown = sorted(set(options) - set(allowed))
+        if unknown:
+            hint = f"it takes {', '.join(allowed)}" if allowed else "it takes no options"
+            raise ValueError(f"measure {name!r} has no option {', '.join(unknown)} ({hint})")
+    return factory(compat, **options)
 
 
 def parse_measures(text: str) -> list[str]:
