@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install browser migrate demo run test test-postgres report-demo bench clean
+.PHONY: install browser migrate demo run test test-postgres report-demo bench bench-neural clean
 
 install: $(STAMP)
 
@@ -56,6 +56,11 @@ report-demo: install wordnet
 # PENS-scale metaeval benchmark (prints figures; not part of the tests). BENCH_ARGS="--docs 400" for a quick run.
 bench: install
 	$(PY) benchmarks/metaeval_bench.py $(BENCH_ARGS)
+
+# InfoLM and BERTScore: texts/s, end to end, and torchmetrics one pair at a time vs ours (random-weight BERT models).
+# BENCH_NEURAL_ARGS="--config base --device cuda --dtype bfloat16" on a GPU machine.
+bench-neural: install
+	$(PY) benchmarks/neural_bench.py $(BENCH_NEURAL_ARGS)
 
 clean:
 	rm -rf $(VENV) db.sqlite3 .test-db-*.sqlite3 artifacts

@@ -204,8 +204,9 @@ class NeuralMeasure(Measure):
 
     def fit_idf(self, texts: Iterable[str]) -> None:
         """idf(t) = log((N + 1) / (df(t) + 1)) over the stated ``texts`` (torchmetrics' and bert-score's formula);
-        df counts the texts whose (truncated) token ids contain t; a token never seen gets log(N + 1)."""
-        corpus = sorted(set(texts))
+        df counts the texts whose (truncated) token ids contain t; a token never seen gets log(N + 1). Every
+        text counts, repeats included, as in both libraries (a run passes its set of unique texts)."""
+        corpus = sorted(texts)
         self.prepare()
         df: Counter[int] = Counter()
         for ids in self.tokenize(corpus):

@@ -1,0 +1,296 @@
+"""Benchmark: InfoLM and BERTScore, ours (per unique text, batched) vs torchmetrics one pair at a time.
+
+    python benchmarks/neural_bench.py [--config tiny|base] [--docs 10] [--subset-pairs 4] [--device auto]
+                                      [--dtype float32] [--batch-size 64] [--measures infolm,bertscore]
+
+Timing needs no trained weights: the models are randomly initialised BERT configurations (``tiny``: 2 layers,
+hidden 128, the shape of google/bert_uncased_L-2_H-128_A-2; ``base``: 12 layers, hidden 768) with a generated
+30,522-entry WordPiece vocabulary, so every generated word is one token. The corpus is PENS-shaped: 10 systems
+(5 personalized, 5 generic), ~4 readers per document, headline-length summaries (10-14 tokens) and bodies cut to
+the model's max length (512 tokens).
+
+Prints, per measure: texts/s (and masked sequences/s for InfoLM) for the cold encoding of every unique text, the
+end-to-end wall time of a full PerSEval run (10 systems, cold cache), and the one-pair-at-a-time torchmetrics
+pattern (``torchmetrics.functional.text.infolm(preds=[a], target=[b], ...)`` per pair, as the authors ran it)
+against ours on the pairs of the first document. torchmetrics pads every text to ``max_length`` and re-runs the
+model for both texts of every pair, so its cost per pair is the same for every pair: it is timed on
+``--subset-pairs`` pairs sampled from that document (documents and summaries alike) and scaled to all of the
+document's pairs; the numbers of the sampled pairs are compared with ours. On a GPU it also prints the GPU
+utilisation (sampled with nvidia-smi) and the fraction of the card's peak bf16 throughput the InfoLM encoder
+reached (model FLOPs / time / peak). Not run by the tests (``make bench-neural``).
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import platform
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from metaeval.core.cache import DistanceCache  # noqa: E402
+from metaeval.core.corpus import Corpus, Document  # noqa: E402
+from metaeval.core.distances import plan_corpus  # noqa: E402
+from metaeval.core.perseval import Params  # noqa: E402
+from metaeval.core.pipeline import RunOptions, run_scores  # noqa: E402
+
+PERSONALIZED = [f"pers_{i}" for i in range(5)]
+GENERIC = [f"generic_{i}" for i in range(5)]
+VOCAB_SIZE = 30522
+CONFIGS = {
+    "tiny": {"hidden_size": 128, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 512},
+    "base": {"hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12, "intermediate_size": 3072},
+}
+#: dense bf16 tensor-core peak, TFLOP/s (vendor data sheets, without sparsity)
+PEAK_BF16_TFLOPS = {"H100 PCIe": 756.0, "H100": 989.0, "H200": 989.0, "A100": 312.0, "L40S": 362.0}
+
+
+def make_vocabulary(seed: int = 7) -> list[str]:
+    """[PAD] [UNK] [CLS] [SEP] [MASK], then generated lowercase words, no duplicates, VOCAB_SIZE entries."""
+    rng = random.Random(seed)
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    special = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    words: dict[str, None] = {}
+    while len(words) < VOCAB_SIZE - len(special):
+        words["".join(rng.choice(letters) for _ in range(rng.randint(3, 9)))] = None
+    return special + list(words)
+
+
+def build_models(folder: Path, config_name: str, seed: int = 0) -> tuple[Path, Path, list[str]]:
+    """Random-weight BertForMaskedLM (InfoLM) and BertModel (BERTScore) with our vocabulary, saved offline."""
+    import torch
+    from transformers import BertConfig, BertForMaskedLM, BertModel, BertTokenizerFast
+
+    vocab = make_vocabulary()
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
+    tokenizer = BertTokenizerFast(str(folder / "vocab.txt"), do_lower_case=True, model_max_length=512)
+    config = BertConfig(vocab_size=len(vocab), max_position_embeddings=512, **CONFIGS[config_name])
+    torch.manual_seed(seed)
+    paths = []
+    for name, cls in (("mlm", BertForMaskedLM), ("encoder", BertModel)):
+        path = folder / name
+        cls(config).eval().save_pretrained(path)
+        tokenizer.save_pretrained(path)
+        paths.append(path)
+    return paths[0], paths[1], vocab[5:]
+
+
+def make_corpus(words: list[str], docs: int, seed: int = 2026) -> Corpus:
+    rng = random.Random(seed)
+    weights = [1.0 / (rank + 1) ** 1.07 for rank in range(len(words))]
+
+    def text(n: int) -> str:
+        return " ".join(rng.choices(words, weights=weights, k=n))
+
+    documents = []
+    for index in range(docs):
+        body = text(rng.randint(520, 700))  # more than 512 tokens: cut to the model's max length
+        readers = list(dict.fromkeys(f"U{rng.randint(1, 5000)}" for _ in range(rng.choice([3, 4, 4, 4, 5]))))
+        generic = {name: text(rng.randint(10, 14)) for name in GENERIC}
+        summaries = {}
+        for reader in readers:
+            entry = {"user": text(rng.randint(10, 14))}
+            entry.update({name: text(rng.randint(10, 14)) for name in PERSONALIZED})
+            entry.update(generic)
+            summaries[reader] = entry
+        documents.append(Document(f"N{index}", text(rng.randint(10, 14)), body, summaries))
+    return Corpus(tuple(documents), tuple(PERSONALIZED + GENERIC), source="generated")
+
+
+class GpuSampler:
+    """Samples GPU utilisation (%) with nvidia-smi every 0.2 s while running."""
+
+    def __init__(self) -> None:
+        self.samples: list[float] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                out = subprocess.run(
+                    ["nvidia-smi", "--query-gpu=utilization.gpu", "--format=csv,noheader,nounits", "-i", "0"],
+                    capture_output=True, text=True, timeout=5,
+                ).stdout.strip()
+                self.samples.append(float(out.splitlines()[0]))
+            except (OSError, ValueError, IndexError, subprocess.SubprocessError):
+                return
+            self._stop.wait(0.2)
+
+    def __enter__(self) -> GpuSampler:
+        if shutil.which("nvidia-smi"):
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+
+    def summary(self) -> str:
+        if not self.samples:
+            return "n/a"
+        return f"mean {sum(self.samples) / len(self.samples):.0f}%, max {max(self.samples):.0f}% ({len(self.samples)} samples)"
+
+
+def infolm_flops(measure: object, texts: list[str]) -> float:
+    """Model FLOPs of InfoLM's encoding of ``texts``: per masked copy of length L, the encoder (2 * L * matmul
+    weights per layer + 4 * L^2 * H attention per layer) plus the MLM head at the one masked position."""
+    config = measure.model.config  # type: ignore[attr-defined]
+    h, layers, inter, vocab = config.hidden_size, config.num_hidden_layers, config.intermediate_size, config.vocab_size
+    per_token_layer = 2 * (4 * h * h + 2 * h * inter)
+    total = 0.0
+    for ids in measure.tokenize(texts):  # type: ignore[attr-defined]
+        length = len(ids)
+        copies = max(0, length - 2)
+        total += copies * layers * (length * per_token_layer + 4 * length * length * h)
+        total += copies * 2 * (h * h + h * vocab)
+    return total
+
+
+def peak_tflops(device_name: str, override: float | None) -> float | None:
+    if override:
+        return override
+    for key in sorted(PEAK_BF16_TFLOPS, key=len, reverse=True):
+        if key in device_name:
+            return PEAK_BF16_TFLOPS[key]
+    return None
+
+
+def synchronize(device: str) -> None:
+    import torch
+
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+
+
+def bench_measure(name: str, args: argparse.Namespace, model: Path, corpus: Corpus, device: str) -> None:
+    from metaeval.core.measures.registry import get_measure
+
+    options: dict[str, object] = {"model": str(model), "device": device, "dtype": args.dtype, "batch_size": args.batch_size}
+    if name == "infolm":
+        options["max_length"] = args.max_length
+    plan = plan_corpus(corpus, None)
+    pairs = plan.text_pairs()
+    texts = sorted({text for pair in pairs for text in pair})
+    measure = get_measure(name, options=options)
+    measure.prepare()
+    measure.vectors(texts[:8])  # warm-up (kernels, allocator); not counted
+    measure = get_measure(name, options=options)
+    measure.prepare()
+    vector_cache = DistanceCache(tempfile.mkdtemp(prefix="neural-bench-"))
+    measure.attach_cache(vector_cache)  # type: ignore[attr-defined]
+    print(f"\n== {name}: {measure.describe()}")
+    print(f"   {len(corpus.documents)} documents, {len(texts)} unique texts, {len(pairs)} unique pairs")
+    with GpuSampler() as sampler:
+        synchronize(device)
+        started = time.perf_counter()
+        measure.vectors(texts)
+        synchronize(device)
+        encode = time.perf_counter() - started
+    line = f"   encoding: {encode:.2f} s = {len(texts) / encode:.1f} texts/s"
+    if name == "infolm":
+        copies = sum(max(0, len(ids) - 2) for ids in measure.tokenize(texts))
+        flops = infolm_flops(measure, texts)
+        line += f", {copies / encode:.0f} masked sequences/s, {flops / encode / 1e12:.2f} TFLOP/s"
+    print(line)
+    if device.startswith("cuda"):
+        import torch
+
+        device_name = torch.cuda.get_device_name(0)
+        print(f"   GPU {device_name}: utilisation {sampler.summary()}")
+        if name == "infolm":
+            peak = peak_tflops(device_name, args.peak_tflops)
+            if peak:
+                print(f"   fraction of peak dense bf16 ({peak:.0f} TFLOP/s): {flops / encode / 1e12 / peak:.1%}")
+    started = time.perf_counter()
+    measure.distances(pairs)
+    seconds = time.perf_counter() - started
+    print(f"   pair distances from the cached per-text vectors: {seconds:.2f} s ({len(pairs) / seconds:.0f} pairs/s)")
+    vector_cache.close()
+    shutil.rmtree(vector_cache.directory, ignore_errors=True)
+    with tempfile.TemporaryDirectory() as cache_dir, DistanceCache(cache_dir) as cache:
+        run_options = RunOptions(measures=[name], params=Params(beta=1.7), measure_options={name: options})
+        started = time.perf_counter()
+        result = run_scores(corpus, run_options, cache=cache)
+        end_to_end = time.perf_counter() - started
+    print(f"   end to end, 10 systems, cold cache: {end_to_end:.2f} s "
+          f"(distances {result.timings.get('distances:' + name, math.nan):.2f} s)")
+    if name == "infolm" and args.subset_pairs > 0:
+        one_pair_at_a_time(args, model, corpus, device, options)
+
+
+def one_pair_at_a_time(args: argparse.Namespace, model: Path, corpus: Corpus, device: str, options: dict) -> None:
+    from torchmetrics.functional.text.infolm import infolm
+
+    from metaeval.core.measures.registry import get_measure
+
+    first = Corpus(corpus.documents[:1], corpus.systems, source="first document")
+    pairs = plan_corpus(first, None).text_pairs()
+    rng = random.Random(1)
+    sample = rng.sample(pairs, min(args.subset_pairs, len(pairs)))
+    measure = get_measure("infolm", options=options)
+    measure.prepare()
+    synchronize(device)
+    started = time.perf_counter()
+    ours = measure.distances(pairs)
+    synchronize(device)
+    ours_seconds = time.perf_counter() - started
+    ours_by_pair = dict(zip(pairs, ours.tolist()))
+    theirs = []
+    started = time.perf_counter()
+    for a, b in sample:
+        theirs.append(float(infolm(
+            [a], [b], model_name_or_path=str(model), temperature=0.25, idf=False, alpha=1.0, beta=1.0,
+            information_measure="ab_divergence", max_length=args.max_length, device=device, verbose=False,
+        )))
+    synchronize(device)
+    per_pair = (time.perf_counter() - started) / len(sample)
+    scaled = per_pair * len(pairs)
+    diffs = [abs(ours_by_pair[pair] - value) for pair, value in zip(sample, theirs)]
+    print(f"   one pair at a time (torchmetrics), first document: {len(pairs)} unique pairs")
+    print(f"     torchmetrics: {per_pair:.2f} s/pair on {len(sample)} sampled pairs -> {scaled:.1f} s for all")
+    print(f"     ours (cold, no cache): {ours_seconds:.2f} s for all -> {scaled / ours_seconds:.0f}x faster")
+    print(f"     same numbers: max |ours - torchmetrics| = {max(diffs):.2e} over the sampled pairs "
+          f"(values {min(theirs):.6f} .. {max(theirs):.6f})")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--config", choices=sorted(CONFIGS), default="tiny")
+    parser.add_argument("--docs", type=int, default=10)
+    parser.add_argument("--subset-pairs", type=int, default=4, help="torchmetrics pairs timed (0: skip)")
+    parser.add_argument("--device", default="auto")
+    parser.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"])
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--max-length", type=int, default=512)
+    parser.add_argument("--measures", default="infolm,bertscore")
+    parser.add_argument("--peak-tflops", type=float, help="the card's peak bf16 TFLOP/s if not in the table")
+    args = parser.parse_args()
+    import torch
+
+    from metaeval.core.measures.neural import resolve_device
+
+    device = resolve_device(args.device)
+    print(f"machine: {platform.node()} {platform.machine()}, {torch.get_num_threads()} torch threads, "
+          f"torch {torch.__version__}, device {device}"
+          + (f" ({torch.cuda.get_device_name(0)})" if device.startswith("cuda") else ""))
+    with tempfile.TemporaryDirectory() as folder:
+        mlm, encoder, words = build_models(Path(folder), args.config)
+        corpus = make_corpus(words, args.docs)
+        print(f"config {args.config} ({CONFIGS[args.config]}), dtype {args.dtype}, batch size {args.batch_size}")
+        for name in [part.strip() for part in args.measures.split(",") if part.strip()]:
+            bench_measure(name, args, mlm if name == "infolm" else encoder, corpus, device)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

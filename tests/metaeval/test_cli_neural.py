@@ -1,0 +1,161 @@
+"""``python -m metaeval`` with the neural measures: model flags, --measure-option, unavailable models, reports.
+
+Tiny random-weight models from :mod:`tests.metaeval.core.measures.tiny_models`; every run uses ``--cache-dir``
+under tmp_path or ``--no-cache``, never the user's cache, and nothing touches a model hub.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from metaeval.cli import main
+from tests.metaeval.core.measures import tiny_models
+from tests.metaeval.core.test_neural_pipeline import SYSTEMS, write_corpus
+
+ROOT = Path(__file__).resolve().parents[2]
+DEMO = str(ROOT / "fixtures" / "demo" / "consolidated.jsonl")
+DEMO_RATINGS = str(ROOT / "fixtures" / "demo" / "ratings.csv")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_torch_thread():
+    """Tiny models gain nothing from intra-op threads, and on a busy 2-core machine OpenMP threads spin-wait."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="module")
+def mlm_dir(tmp_path_factory) -> Path:
+    return tiny_models.masked_lm(tmp_path_factory.mktemp("cli_mlm"), seed=0)
+
+
+@pytest.fixture(scope="module")
+def enc_dir(tmp_path_factory) -> Path:
+    return tiny_models.encoder(tmp_path_factory.mktemp("cli_encoder"), seed=2)
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory) -> str:
+    return str(write_corpus(tmp_path_factory.mktemp("cli_corpus")))
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_score_with_a_local_infolm_model(capsys, dataset, mlm_dir, tmp_path):
+    code, out, err = run(capsys, "score", dataset, "--measures", "infolm", "--infolm-model", str(mlm_dir),
+                         "--measure-option", "infolm.max_length=64", "--device", "cpu",
+                         "--cache-dir", str(tmp_path / "cache"))
+    assert code == 0, err
+    assert out.splitlines()[0].startswith("system,measure,egises,degress,perseval,accuracy,")
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert [(row["system"], row["measure"]) for row in rows] == [(system, "infolm") for system in SYSTEMS]
+    for row in rows:
+        assert math.isfinite(float(row["perseval"])) and math.isfinite(float(row["accuracy"]))
+        assert repr(float(row["perseval"])) == row["perseval"]  # full precision, as for the lexical measures
+    assert (tmp_path / "cache" / "distances.sqlite3").exists()
+
+
+def test_json_records_models_options_and_vector_cache(capsys, dataset, mlm_dir, enc_dir, tmp_path):
+    argv = ["score", dataset, "--measures", "infolm,bertscore", "--infolm-model", str(mlm_dir),
+            "--bertscore-model", str(enc_dir), "--measure-option", "infolm.max_length=64",
+            "--measure-option", "bertscore.layer=2", "--measure-option", "bertscore.idf=true", "--device", "cpu",
+            "--format", "json", "--cache-dir", str(tmp_path)]
+    code, out, err = run(capsys, *argv)
+    assert code == 0, err
+    document = json.loads(out)
+    options = document["parameters"]["measure_options"]
+    assert options["infolm"] == {"model": str(mlm_dir), "device": "cpu", "max_length": 64}
+    assert options["bertscore"] == {"model": str(enc_dir), "device": "cpu", "layer": 2, "idf": True}
+    assert str(mlm_dir) in document["models"]["infolm"] and str(enc_dir) in document["models"]["bertscore"]
+    assert document["unavailable"] == {}
+    assert {row["measure"] for row in document["scores"]} == {"infolm", "bertscore"}
+    first = {stat["measure"]: stat for stat in document["distances"]}
+    assert first["infolm"]["extra"]["texts_encoded"] > 0
+
+    # changing only the AB-divergence's alpha reuses every cached text distribution
+    code, out, err = run(capsys, *argv, "--measure-option", "infolm.alpha=0.5")
+    assert code == 0, err
+    again = {stat["measure"]: stat for stat in json.loads(out)["distances"]}
+    assert again["infolm"]["computed"] == first["infolm"]["pairs"]
+    assert again["infolm"]["extra"]["texts_encoded"] == 0
+    assert again["infolm"]["extra"]["texts_from_cache"] == first["infolm"]["extra"]["texts_encoded"]
+    assert again["bertscore"]["computed"] == 0 and again["bertscore"]["cached"] == first["bertscore"]["pairs"]
+
+
+@pytest.mark.parametrize(
+    "option, words",
+    [
+        ("infolm.bogus=1", ["bogus", "temperature"]),  # names the option and lists the accepted ones
+        ("oops", ["oops", "NAME.KEY=VALUE"]),
+        ("infolm.=1", ["NAME.KEY=VALUE"]),
+        ("rouge_l.model=x", ["rouge_l", "only"]),
+    ],
+)
+def test_bad_measure_option_is_a_one_line_usage_error(capsys, dataset, option, words):
+    code, out, err = run(capsys, "score", dataset, "--measures", "infolm", "--measure-option", option, "--no-cache")
+    assert code == 2 and out == ""
+    assert err.startswith("error: ") and err.count("\n") == 1
+    for word in words:
+        assert word in err
+
+
+def test_missing_model_says_how_to_provide_it(capsys, dataset):
+    code, out, err = run(capsys, "score", dataset, "--measures", "infolm", "--infolm-model", "/nonexistent",
+                         "--no-cache")
+    assert code == 2 and out == ""
+    assert err.startswith("error: ") and "/nonexistent" in err
+    assert "--infolm-model PATH" in err and "METAEVAL_INFOLM_MODEL" in err
+    assert "Traceback" not in err
+
+
+def test_skip_unavailable_lists_the_measure(capsys, dataset):
+    code, out, err = run(capsys, "score", dataset, "--measures", "rouge_l,infolm", "--infolm-model", "/nonexistent",
+                         "--skip-unavailable", "--format", "json", "--no-cache")
+    assert code == 0, err
+    document = json.loads(out)
+    assert list(document["unavailable"]) == ["infolm"]
+    assert "/nonexistent" in document["unavailable"]["infolm"] and "--infolm-model" in document["unavailable"]["infolm"]
+    assert {row["measure"] for row in document["scores"]} == {"rouge_l"}
+    assert document["models"] == {}
+
+
+def test_report_lists_unavailable_measures(capsys, tmp_path):
+    folder = tmp_path / "report"
+    code, out, err = run(capsys, "report", DEMO, "--measures", "rouge_l,infolm", "--infolm-model", "/nonexistent",
+                         "--ratings", DEMO_RATINGS, "--aux", "rouge_l", "--out-dir", str(folder),
+                         "--cache-dir", str(tmp_path / "cache"))
+    assert code == 0, err
+    assert "Unavailable measures" in out
+    unavailable_block = out.split("Unavailable measures", 1)[1]
+    assert "infolm:" in unavailable_block and "/nonexistent" in unavailable_block
+    document = json.loads((folder / "run.json").read_text())
+    assert list(document["unavailable"]) == ["infolm"] and "--infolm-model" in document["unavailable"]["infolm"]
+    rows = list(csv.DictReader(io.StringIO((folder / "scores.csv").read_text())))
+    assert {row["measure"] for row in rows} == {"rouge_l", "hj:rouge_l"}
+    assert len(document["correlations"]) == 1
+
+
+def test_report_names_the_models_it_used(capsys, dataset, enc_dir, tmp_path):
+    folder = tmp_path / "report"
+    code, out, err = run(capsys, "report", dataset, "--measures", "bertscore", "--bertscore-model", str(enc_dir),
+                         "--measure-option", "bertscore.layer=1", "--device", "cpu", "--out-dir", str(folder),
+                         "--no-cache")
+    assert code == 0, err
+    models_block = out.split("\nModels\n", 1)[1]
+    assert f"bertscore: {enc_dir}" in models_block
+    assert "Unavailable measures" not in out
+    document = json.loads((folder / "run.json").read_text())
+    assert str(enc_dir) in document["models"]["bertscore"] and document["unavailable"] == {}

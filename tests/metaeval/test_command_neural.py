@@ -1,0 +1,130 @@
+"""manage.py metaeval_run with the neural measures: models and unavailable measures stored, the CLI's bytes.
+
+Tiny random-weight models from :mod:`tests.metaeval.core.measures.tiny_models`; the dataset is the small corpus of
+:mod:`tests.metaeval.core.test_neural_pipeline`, imported with ``manage.py import_consolidated``.
+"""
+from __future__ import annotations
+
+import contextlib
+import csv
+import io
+import json
+import math
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from metaeval import cli
+from metaeval.models import MetaevalRun
+from tests.metaeval.core.measures import tiny_models
+from tests.metaeval.core.test_neural_pipeline import SYSTEMS, write_corpus
+
+pytestmark = pytest.mark.django_db
+
+DATASET = "neural"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_torch_thread():
+    """Tiny models gain nothing from intra-op threads, and on a busy 2-core machine OpenMP threads spin-wait."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="module")
+def mlm_dir(tmp_path_factory) -> Path:
+    return tiny_models.masked_lm(tmp_path_factory.mktemp("command_mlm"), seed=0)
+
+
+@pytest.fixture(scope="module")
+def enc_dir(tmp_path_factory) -> Path:
+    return tiny_models.encoder(tmp_path_factory.mktemp("command_encoder"), seed=2)
+
+
+@pytest.fixture(scope="module")
+def corpus_file(tmp_path_factory) -> Path:
+    return write_corpus(tmp_path_factory.mktemp("command_corpus"))
+
+
+@pytest.fixture
+def stored(db, corpus_file) -> str:
+    call_command("import_consolidated", str(corpus_file), "--dataset", DATASET, stdout=io.StringIO())
+    return DATASET
+
+
+def run_command(*args: str) -> tuple[str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    call_command("metaeval_run", *args, stdout=out, stderr=err)
+    return out.getvalue(), err.getvalue()
+
+
+def run_cli(*args: str) -> str:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert cli.main(["score", *args]) == 0
+    return out.getvalue()
+
+
+def test_bertscore_run_stores_the_model(stored, enc_dir):
+    out, err = run_command("--dataset", stored, "--measures", "bertscore", "--bertscore-model", str(enc_dir),
+                           "--measure-option", "bertscore.layer=1", "--device", "cpu", "--no-cache")
+    run = MetaevalRun.objects.get()
+    assert run.status == "done" and f"stored metaeval run {run.pk}" in err
+    assert list(run.measure_models) == ["bertscore"]
+    assert str(enc_dir) in run.measure_models["bertscore"] and "local folder" in run.measure_models["bertscore"]
+    assert run.unavailable == {}
+    assert [(row["system"], row["measure"]) for row in run.scores] == [(system, "bertscore") for system in SYSTEMS]
+    assert all(math.isfinite(row["perseval"]) for row in run.scores)
+    assert run.parameters["measure_options"] == {"bertscore": {"model": str(enc_dir), "device": "cpu", "layer": 1}}
+    printed = list(csv.DictReader(io.StringIO(out)))
+    assert [float(row["perseval"]) for row in printed] == [row["perseval"] for row in run.scores]
+
+
+def test_unavailable_model_is_stored_when_skipping(stored):
+    run_command("--dataset", stored, "--measures", "rouge_l,infolm", "--infolm-model", "/nonexistent",
+                "--skip-unavailable", "--no-cache")
+    run = MetaevalRun.objects.get()
+    assert run.status == "done"
+    assert list(run.unavailable) == ["infolm"]
+    assert "/nonexistent" in run.unavailable["infolm"] and "--infolm-model" in run.unavailable["infolm"]
+    assert {row["measure"] for row in run.scores} == {"rouge_l"}
+    assert run.measure_models == {}
+
+
+def test_unavailable_model_fails_the_run_without_skipping(stored):
+    with pytest.raises(CommandError, match=r"--infolm-model PATH.*stored as failed metaeval run"):
+        run_command("--dataset", stored, "--measures", "infolm", "--infolm-model", "/nonexistent", "--no-cache")
+    run = MetaevalRun.objects.get()
+    assert run.status == "failed" and "/nonexistent" in run.error
+
+
+def test_bad_measure_option_is_a_command_error(stored):
+    with pytest.raises(CommandError, match="infolm has no option 'bogus'"):
+        run_command("--dataset", stored, "--measures", "infolm", "--measure-option", "infolm.bogus=1", "--no-cache")
+    assert not MetaevalRun.objects.exists()
+
+
+def test_database_run_prints_what_the_cli_prints_on_the_file(stored, corpus_file, mlm_dir, enc_dir, tmp_path):
+    scoring = ["--measures", "infolm,bertscore", "--infolm-model", str(mlm_dir), "--bertscore-model", str(enc_dir),
+               "--measure-option", "infolm.max_length=64", "--measure-option", "infolm.temperature=0.5",
+               "--measure-option", "bertscore.layer=2", "--measure-option", "bertscore.idf=true", "--device", "cpu",
+               "--beta", "1.7"]
+    out, _ = run_command("--dataset", stored, *scoring, "--cache-dir", str(tmp_path / "command-cache"))
+    expected = run_cli(str(corpus_file), *scoring, "--no-cache")
+    assert out == expected
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert [(row["system"], row["measure"]) for row in rows] == [
+        (system, measure) for measure in ("infolm", "bertscore") for system in SYSTEMS
+    ]
+
+    # and the stored run is the CLI's JSON document
+    run = MetaevalRun.objects.get()
+    document = json.loads(run_cli(str(corpus_file), *scoring, "--format", "json", "--cache-dir",
+                                  str(tmp_path / "cli-cache")))
+    assert run.scores == document["scores"] and run.parameters == document["parameters"]
+    assert run.measure_models == document["models"] and run.unavailable == document["unavailable"] == {}
