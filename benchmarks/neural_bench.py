@@ -138,7 +138,8 @@ class GpuSampler:
     def summary(self) -> str:
         if not self.samples:
             return "n/a"
-        return f"mean {sum(self.samples) / len(self.samples):.0f}%, max {max(self.samples):.0f}% ({len(self.samples)} samples)"
+        mean = sum(self.samples) / len(self.samples)
+        return f"mean {mean:.0f}%, max {max(self.samples):.0f}% ({len(self.samples)} samples)"
 
 
 def infolm_flops(measure: object, texts: list[str]) -> float:
@@ -175,7 +176,9 @@ def synchronize(device: str) -> None:
 def bench_measure(name: str, args: argparse.Namespace, model: Path, corpus: Corpus, device: str) -> None:
     from metaeval.core.measures.registry import get_measure
 
-    options: dict[str, object] = {"model": str(model), "device": device, "dtype": args.dtype, "batch_size": args.batch_size}
+    options: dict[str, object] = {
+        "model": str(model), "device": device, "dtype": args.dtype, "batch_size": args.batch_size,
+    }
     if name == "infolm":
         options["max_length"] = args.max_length
     plan = plan_corpus(corpus, None)
@@ -226,6 +229,8 @@ def bench_measure(name: str, args: argparse.Namespace, model: Path, corpus: Corp
           f"(distances {result.timings.get('distances:' + name, math.nan):.2f} s)")
     if name == "infolm" and args.subset_pairs > 0:
         one_pair_at_a_time(args, model, corpus, device, options)
+    if name == "bertscore" and args.subset_pairs > 0:
+        bert_score_one_pair_at_a_time(model, corpus, device, options, measure.layer)  # type: ignore[attr-defined]
 
 
 def one_pair_at_a_time(args: argparse.Namespace, model: Path, corpus: Corpus, device: str, options: dict) -> None:
@@ -261,6 +266,32 @@ def one_pair_at_a_time(args: argparse.Namespace, model: Path, corpus: Corpus, de
     print(f"     ours (cold, no cache): {ours_seconds:.2f} s for all -> {scaled / ours_seconds:.0f}x faster")
     print(f"     same numbers: max |ours - torchmetrics| = {max(diffs):.2e} over the sampled pairs "
           f"(values {min(theirs):.6f} .. {max(theirs):.6f})")
+
+
+def bert_score_one_pair_at_a_time(model: Path, corpus: Corpus, device: str, options: dict, layer: int) -> None:
+    """The authors' BERTScore pattern: one scorer (as ``evaluate`` caches it), ``score([a], [b])`` per pair."""
+    import bert_score
+
+    from metaeval.core.measures.registry import get_measure
+
+    first = Corpus(corpus.documents[:1], corpus.systems, source="first document")
+    pairs = plan_corpus(first, None).text_pairs()
+    measure = get_measure("bertscore", options=options)
+    measure.prepare()
+    synchronize(device)
+    started = time.perf_counter()
+    ours = measure.distances(pairs)
+    synchronize(device)
+    ours_seconds = time.perf_counter() - started
+    scorer = bert_score.BERTScorer(model_type=str(model), num_layers=layer, device=device)
+    started = time.perf_counter()
+    theirs = [1.0 - float(scorer.score([a], [b])[2][0]) for a, b in pairs]
+    synchronize(device)
+    theirs_seconds = time.perf_counter() - started
+    diff = max(abs(x - y) for x, y in zip(ours.tolist(), theirs))
+    print(f"   one pair at a time (bert-score BERTScorer.score([a], [b])), first document: {len(pairs)} pairs")
+    print(f"     bert-score: {theirs_seconds:.2f} s; ours (cold, no cache): {ours_seconds:.2f} s "
+          f"-> {theirs_seconds / ours_seconds:.0f}x faster; max |ours - bert-score| = {diff:.2e}")
 
 
 def main() -> int:

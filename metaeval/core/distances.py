@@ -170,7 +170,8 @@ def compute(
     """Distances for unique ``pairs``: cached values first, the rest computed and stored."""
     started = time.perf_counter()
     parallel = getattr(measure, "parallel", True)
-    stats = ComputeStats(measure=measure.label, pairs=len(pairs), workers=(workers or default_workers()) if parallel else 1)
+    used_workers = (workers or default_workers()) if parallel else 1
+    stats = ComputeStats(measure=measure.label, pairs=len(pairs), workers=used_workers)
     attach = getattr(measure, "attach_cache", None)
     if attach is not None:
         attach(cache)

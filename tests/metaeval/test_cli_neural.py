@@ -21,26 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DEMO = str(ROOT / "fixtures" / "demo" / "consolidated.jsonl")
 DEMO_RATINGS = str(ROOT / "fixtures" / "demo" / "ratings.csv")
 
-
-@pytest.fixture(scope="module", autouse=True)
-def one_torch_thread():
-    """Tiny models gain nothing from intra-op threads, and on a busy 2-core machine OpenMP threads spin-wait."""
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
-@pytest.fixture(scope="module")
-def mlm_dir(tmp_path_factory) -> Path:
-    return tiny_models.masked_lm(tmp_path_factory.mktemp("cli_mlm"), seed=0)
-
-
-@pytest.fixture(scope="module")
-def enc_dir(tmp_path_factory) -> Path:
-    return tiny_models.encoder(tmp_path_factory.mktemp("cli_encoder"), seed=2)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")
@@ -54,8 +35,8 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
     return code, captured.out, captured.err
 
 
-def test_score_with_a_local_infolm_model(capsys, dataset, mlm_dir, tmp_path):
-    code, out, err = run(capsys, "score", dataset, "--measures", "infolm", "--infolm-model", str(mlm_dir),
+def test_score_with_a_local_infolm_model(capsys, dataset, tiny_mlm, tmp_path):
+    code, out, err = run(capsys, "score", dataset, "--measures", "infolm", "--infolm-model", str(tiny_mlm),
                          "--measure-option", "infolm.max_length=64", "--device", "cpu",
                          "--cache-dir", str(tmp_path / "cache"))
     assert code == 0, err
@@ -68,18 +49,18 @@ def test_score_with_a_local_infolm_model(capsys, dataset, mlm_dir, tmp_path):
     assert (tmp_path / "cache" / "distances.sqlite3").exists()
 
 
-def test_json_records_models_options_and_vector_cache(capsys, dataset, mlm_dir, enc_dir, tmp_path):
-    argv = ["score", dataset, "--measures", "infolm,bertscore", "--infolm-model", str(mlm_dir),
-            "--bertscore-model", str(enc_dir), "--measure-option", "infolm.max_length=64",
+def test_json_records_models_options_and_vector_cache(capsys, dataset, tiny_mlm, tiny_encoder64, tmp_path):
+    argv = ["score", dataset, "--measures", "infolm,bertscore", "--infolm-model", str(tiny_mlm),
+            "--bertscore-model", str(tiny_encoder64), "--measure-option", "infolm.max_length=64",
             "--measure-option", "bertscore.layer=2", "--measure-option", "bertscore.idf=true", "--device", "cpu",
             "--format", "json", "--cache-dir", str(tmp_path)]
     code, out, err = run(capsys, *argv)
     assert code == 0, err
     document = json.loads(out)
     options = document["parameters"]["measure_options"]
-    assert options["infolm"] == {"model": str(mlm_dir), "device": "cpu", "max_length": 64}
-    assert options["bertscore"] == {"model": str(enc_dir), "device": "cpu", "layer": 2, "idf": True}
-    assert str(mlm_dir) in document["models"]["infolm"] and str(enc_dir) in document["models"]["bertscore"]
+    assert options["infolm"] == {"model": str(tiny_mlm), "device": "cpu", "max_length": 64}
+    assert options["bertscore"] == {"model": str(tiny_encoder64), "device": "cpu", "layer": 2, "idf": True}
+    assert str(tiny_mlm) in document["models"]["infolm"] and str(tiny_encoder64) in document["models"]["bertscore"]
     assert document["unavailable"] == {}
     assert {row["measure"] for row in document["scores"]} == {"infolm", "bertscore"}
     first = {stat["measure"]: stat for stat in document["distances"]}
@@ -148,14 +129,14 @@ def test_report_lists_unavailable_measures(capsys, tmp_path):
     assert len(document["correlations"]) == 1
 
 
-def test_report_names_the_models_it_used(capsys, dataset, enc_dir, tmp_path):
+def test_report_names_the_models_it_used(capsys, dataset, tiny_encoder64, tmp_path):
     folder = tmp_path / "report"
-    code, out, err = run(capsys, "report", dataset, "--measures", "bertscore", "--bertscore-model", str(enc_dir),
+    code, out, err = run(capsys, "report", dataset, "--measures", "bertscore", "--bertscore-model", str(tiny_encoder64),
                          "--measure-option", "bertscore.layer=1", "--device", "cpu", "--out-dir", str(folder),
                          "--no-cache")
     assert code == 0, err
     models_block = out.split("\nModels\n", 1)[1]
-    assert f"bertscore: {enc_dir}" in models_block
+    assert f"bertscore: {tiny_encoder64}" in models_block
     assert "Unavailable measures" not in out
     document = json.loads((folder / "run.json").read_text())
-    assert str(enc_dir) in document["models"]["bertscore"] and document["unavailable"] == {}
+    assert str(tiny_encoder64) in document["models"]["bertscore"] and document["unavailable"] == {}

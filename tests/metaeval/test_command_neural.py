@@ -20,30 +20,10 @@ from metaeval.models import MetaevalRun
 from tests.metaeval.core.measures import tiny_models
 from tests.metaeval.core.test_neural_pipeline import SYSTEMS, write_corpus
 
-pytestmark = pytest.mark.django_db
 
 DATASET = "neural"
 
-
-@pytest.fixture(scope="module", autouse=True)
-def one_torch_thread():
-    """Tiny models gain nothing from intra-op threads, and on a busy 2-core machine OpenMP threads spin-wait."""
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
-@pytest.fixture(scope="module")
-def mlm_dir(tmp_path_factory) -> Path:
-    return tiny_models.masked_lm(tmp_path_factory.mktemp("command_mlm"), seed=0)
-
-
-@pytest.fixture(scope="module")
-def enc_dir(tmp_path_factory) -> Path:
-    return tiny_models.encoder(tmp_path_factory.mktemp("command_encoder"), seed=2)
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("one_torch_thread")]
 
 
 @pytest.fixture(scope="module")
@@ -70,17 +50,17 @@ def run_cli(*args: str) -> str:
     return out.getvalue()
 
 
-def test_bertscore_run_stores_the_model(stored, enc_dir):
-    out, err = run_command("--dataset", stored, "--measures", "bertscore", "--bertscore-model", str(enc_dir),
+def test_bertscore_run_stores_the_model(stored, tiny_encoder64):
+    out, err = run_command("--dataset", stored, "--measures", "bertscore", "--bertscore-model", str(tiny_encoder64),
                            "--measure-option", "bertscore.layer=1", "--device", "cpu", "--no-cache")
     run = MetaevalRun.objects.get()
     assert run.status == "done" and f"stored metaeval run {run.pk}" in err
     assert list(run.measure_models) == ["bertscore"]
-    assert str(enc_dir) in run.measure_models["bertscore"] and "local folder" in run.measure_models["bertscore"]
+    assert str(tiny_encoder64) in run.measure_models["bertscore"] and "local folder" in run.measure_models["bertscore"]
     assert run.unavailable == {}
     assert [(row["system"], row["measure"]) for row in run.scores] == [(system, "bertscore") for system in SYSTEMS]
     assert all(math.isfinite(row["perseval"]) for row in run.scores)
-    assert run.parameters["measure_options"] == {"bertscore": {"model": str(enc_dir), "device": "cpu", "layer": 1}}
+    assert run.parameters["measure_options"] == {"bertscore": {"model": str(tiny_encoder64), "device": "cpu", "layer": 1}}
     printed = list(csv.DictReader(io.StringIO(out)))
     assert [float(row["perseval"]) for row in printed] == [row["perseval"] for row in run.scores]
 
@@ -109,8 +89,8 @@ def test_bad_measure_option_is_a_command_error(stored):
     assert not MetaevalRun.objects.exists()
 
 
-def test_database_run_prints_what_the_cli_prints_on_the_file(stored, corpus_file, mlm_dir, enc_dir, tmp_path):
-    scoring = ["--measures", "infolm,bertscore", "--infolm-model", str(mlm_dir), "--bertscore-model", str(enc_dir),
+def test_database_run_prints_what_the_cli_prints_on_the_file(stored, corpus_file, tiny_mlm, tiny_encoder64, tmp_path):
+    scoring = ["--measures", "infolm,bertscore", "--infolm-model", str(tiny_mlm), "--bertscore-model", str(tiny_encoder64),
                "--measure-option", "infolm.max_length=64", "--measure-option", "infolm.temperature=0.5",
                "--measure-option", "bertscore.layer=2", "--measure-option", "bertscore.idf=true", "--device", "cpu",
                "--beta", "1.7"]

@@ -364,7 +364,8 @@ class InfoLM(NeuralMeasure):
         return os.environ.get(INFOLM_ENV) or AUTHORS_INFOLM
 
     def text_options(self) -> dict[str, object]:
-        return {**super().text_options(), "temperature": self.temperature, "idf": self._idf_corpus if self.idf else False}
+        idf = self._idf_corpus if self.idf else False
+        return {**super().text_options(), "temperature": self.temperature, "idf": idf}
 
     @property
     def options(self) -> Mapping[str, object]:
@@ -413,7 +414,9 @@ class InfoLM(NeuralMeasure):
 
     def text_distributions(self, texts: Sequence[str]) -> np.ndarray:
         """(n, vocab) float64: the averaged masked-LM distribution of each text (NaN rows for empty texts)."""
-        return np.stack([np.asarray(v, dtype=np.float64) for v in self.vectors(list(texts))]) if texts else np.empty((0, 0))
+        if not texts:
+            return np.empty((0, 0))
+        return np.stack([np.asarray(vector, dtype=np.float64) for vector in self.vectors(list(texts))])
 
     def _encode(self, texts: Sequence[str]) -> list[np.ndarray]:
         import torch
@@ -551,12 +554,20 @@ class BertScore(NeuralMeasure):
 
     @property
     def layer(self) -> int:
-        if self.requested_layer is not None:
-            return int(self.requested_layer)
-        if self.model_spec in BERTSCORE_LAYERS:
-            return BERTSCORE_LAYERS[self.model_spec]
+        default = self._default_layer()
+        if default is not None:
+            return default
         self.prepare()
         return int(self._layers_available)
+
+    def _default_layer(self) -> int | None:
+        """The asked-for layer; else 5 in compat (the authors' distilbert, even from a local folder); else
+        bert-score's tuned layer for a model name it knows; None means the model's last layer."""
+        if self.requested_layer is not None:
+            return int(self.requested_layer)
+        if self.compat:
+            return BERTSCORE_LAYERS[AUTHORS_BERTSCORE]
+        return BERTSCORE_LAYERS.get(self.model_spec)
 
     @property
     def max_length(self) -> int:
@@ -591,7 +602,8 @@ class BertScore(NeuralMeasure):
                 break
         count = len(layers[1]) if layers else int(getattr(config, "num_hidden_layers", 0))
         self._layers_available = count
-        layer = self.requested_layer if self.requested_layer is not None else BERTSCORE_LAYERS.get(self.model_spec, count)
+        layer = self._default_layer()
+        layer = count if layer is None else layer
         if not 0 <= layer <= count:
             raise ValueError(f"bertscore layer must be between 0 and {count} for {resolved.describe()}, not {layer}")
         self._use_hidden_states = layers is None
@@ -626,14 +638,16 @@ class BertScore(NeuralMeasure):
         """bert-score's ``sent_encode``: strip; an empty text is [CLS] [SEP]; else encode with truncation."""
         self.prepare()
         tok = self.tokenizer
-        extra = {"add_prefix_space": True} if "roberta" in type(tok).__name__.lower() or "gpt2" in type(tok).__name__.lower() else {}
+        kind = type(tok).__name__.lower()
+        extra = {"add_prefix_space": True} if "roberta" in kind or "gpt2" in kind else {}
         out = []
         for text in texts:
             text = text.strip()
             if not text:
                 out.append(list(tok.build_inputs_with_special_tokens([])))
             else:
-                out.append(list(tok.encode(text, add_special_tokens=True, max_length=self.max_length, truncation=True, **extra)))
+                ids = tok.encode(text, add_special_tokens=True, max_length=self.max_length, truncation=True, **extra)
+                out.append(list(ids))
         return out
 
     def _encode(self, texts: Sequence[str]) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -686,7 +700,9 @@ class BertScore(NeuralMeasure):
         """BERTScore F1 per pair (rescaled when a baseline is set)."""
         return 1.0 - self.distances(pairs)
 
-    def _pair_distances(self, vectors: list[tuple[np.ndarray, np.ndarray]], ia: np.ndarray, ib: np.ndarray) -> np.ndarray:
+    def _pair_distances(
+        self, vectors: list[tuple[np.ndarray, np.ndarray]], ia: np.ndarray, ib: np.ndarray
+    ) -> np.ndarray:
         import torch
 
         self.prepare()

@@ -60,6 +60,8 @@ DOCUMENTS = {
 INFOLM_OPTIONS = {"max_length": 64, "device": "cpu"}
 BERTSCORE_OPTIONS = {"layer": 2, "device": "cpu"}
 
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
 
 def records(documents: dict = DOCUMENTS) -> list[dict]:
     return [
@@ -76,36 +78,15 @@ def write_corpus(folder: Path, name: str = "neural.jsonl", documents: dict = DOC
     return path
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_torch_thread():
-    """Tiny models gain nothing from intra-op threads, and on a busy 2-core machine OpenMP threads spin-wait."""
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
-@pytest.fixture(scope="module")
-def mlm_dir(tmp_path_factory) -> Path:
-    return tiny_models.masked_lm(tmp_path_factory.mktemp("pipeline_mlm"), seed=0)
-
-
-@pytest.fixture(scope="module")
-def enc_dir(tmp_path_factory) -> Path:
-    return tiny_models.encoder(tmp_path_factory.mktemp("pipeline_encoder"), seed=2)
-
-
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory) -> Corpus:
     return load_corpus(write_corpus(tmp_path_factory.mktemp("pipeline_corpus")))
 
 
-def neural_options(mlm_dir: Path, enc_dir: Path, **infolm: object) -> dict[str, dict[str, object]]:
+def neural_options(tiny_mlm: Path, tiny_encoder64: Path, **infolm: object) -> dict[str, dict[str, object]]:
     return {
-        "infolm": {"model": str(mlm_dir), **INFOLM_OPTIONS, **infolm},
-        "bertscore": {"model": str(enc_dir), **BERTSCORE_OPTIONS},
+        "infolm": {"model": str(tiny_mlm), **INFOLM_OPTIONS, **infolm},
+        "bertscore": {"model": str(tiny_encoder64), **BERTSCORE_OPTIONS},
     }
 
 
@@ -122,8 +103,8 @@ def rescore(corpus: Corpus, distance_of: dict, params: Params = Params()) -> dic
 # --------------------------------------------------------------------------------------------------- scoring
 
 
-def test_run_scores_uses_the_measures_own_distances(corpus, mlm_dir, enc_dir):
-    options = RunOptions(measures=["infolm", "bertscore"], measure_options=neural_options(mlm_dir, enc_dir))
+def test_run_scores_uses_the_measures_own_distances(corpus, tiny_mlm, tiny_encoder64):
+    options = RunOptions(measures=["infolm", "bertscore"], measure_options=neural_options(tiny_mlm, tiny_encoder64))
     result = run_scores(corpus, options)
 
     assert [(row.system, row.measure) for row in result.rows] == [
@@ -137,8 +118,8 @@ def test_run_scores_uses_the_measures_own_distances(corpus, mlm_dir, enc_dir):
     pairs = plan_corpus(corpus, None).text_pairs()
     assert len(pairs) == len(set(pairs)) > 20
     direct = {
-        "infolm": InfoLM(model=str(mlm_dir), **INFOLM_OPTIONS).distances(pairs),
-        "bertscore": BertScore(model=str(enc_dir), **BERTSCORE_OPTIONS).distances(pairs),
+        "infolm": InfoLM(model=str(tiny_mlm), **INFOLM_OPTIONS).distances(pairs),
+        "bertscore": BertScore(model=str(tiny_encoder64), **BERTSCORE_OPTIONS).distances(pairs),
     }
     for name, values in direct.items():
         assert np.isfinite(values).all()
@@ -155,16 +136,16 @@ def test_run_scores_uses_the_measures_own_distances(corpus, mlm_dir, enc_dir):
     assert all(stat.workers == 1 for stat in result.stats)
 
 
-def test_models_name_the_local_folders(corpus, mlm_dir, enc_dir):
-    options = RunOptions(measures=["infolm", "bertscore"], measure_options=neural_options(mlm_dir, enc_dir))
+def test_models_name_the_local_folders(corpus, tiny_mlm, tiny_encoder64):
+    options = RunOptions(measures=["infolm", "bertscore"], measure_options=neural_options(tiny_mlm, tiny_encoder64))
     result = run_scores(corpus, options)
     assert set(result.models) == {"infolm", "bertscore"}
-    assert str(mlm_dir) in result.models["infolm"] and "local folder" in result.models["infolm"]
-    assert str(enc_dir) in result.models["bertscore"] and "local folder" in result.models["bertscore"]
+    assert str(tiny_mlm) in result.models["infolm"] and "local folder" in result.models["infolm"]
+    assert str(tiny_encoder64) in result.models["bertscore"] and "local folder" in result.models["bertscore"]
     assert result.unavailable == {}
     # what the run was asked for is recorded
     recorded = options.as_dict()["measure_options"]
-    assert recorded["infolm"]["model"] == str(mlm_dir) and recorded["bertscore"]["layer"] == 2
+    assert recorded["infolm"]["model"] == str(tiny_mlm) and recorded["bertscore"]["layer"] == 2
 
 
 def test_default_bertscore_is_the_offline_minilm_package(tmp_path, monkeypatch):
@@ -188,12 +169,12 @@ def test_default_bertscore_is_the_offline_minilm_package(tmp_path, monkeypatch):
 # ----------------------------------------------------------------------------------------------------- cache
 
 
-def test_cache_serves_pairs_and_text_vectors(corpus, mlm_dir, enc_dir, tmp_path):
+def test_cache_serves_pairs_and_text_vectors(corpus, tiny_mlm, tiny_encoder64, tmp_path):
     pairs = plan_corpus(corpus, None).text_pairs()
     texts = {text for pair in pairs for text in pair}
     with DistanceCache(tmp_path) as cache:
         first = run_scores(corpus, RunOptions(measures=["infolm", "bertscore"],
-                                              measure_options=neural_options(mlm_dir, enc_dir)), cache=cache)
+                                              measure_options=neural_options(tiny_mlm, tiny_encoder64)), cache=cache)
         stats = by_measure(first.stats)
         for name in ("infolm", "bertscore"):
             assert stats[name].computed == stats[name].pairs == len(pairs) and stats[name].cached == 0
@@ -202,34 +183,34 @@ def test_cache_serves_pairs_and_text_vectors(corpus, mlm_dir, enc_dir, tmp_path)
             assert stats[name].extra["model_seconds"] > 0
 
         # the stored distances are the measure's own
-        infolm = InfoLM(model=str(mlm_dir), **INFOLM_OPTIONS)
+        infolm = InfoLM(model=str(tiny_mlm), **INFOLM_OPTIONS)
         keys = cache.keys(infolm.cache_key, [(text_digest(a), text_digest(b)) for a, b in pairs])
         stored, found = cache.get(keys)
         assert found.all()
         np.testing.assert_allclose(stored, infolm.distances(pairs), rtol=1e-9, atol=1e-12)
 
         second = run_scores(corpus, RunOptions(measures=["infolm", "bertscore"],
-                                               measure_options=neural_options(mlm_dir, enc_dir)), cache=cache)
+                                               measure_options=neural_options(tiny_mlm, tiny_encoder64)), cache=cache)
         for stat in second.stats:
             assert stat.computed == 0 and stat.cached == len(pairs), stat.measure
         assert second.table() == first.table()
 
         # alpha/beta are pair-level: every pair again, but no text through the model
         ab = run_scores(corpus, RunOptions(measures=["infolm"], measure_options=neural_options(
-            mlm_dir, enc_dir, alpha=0.5, beta=2.0)), cache=cache)
+            tiny_mlm, tiny_encoder64, alpha=0.5, beta=2.0)), cache=cache)
         (stat,) = ab.stats
         assert stat.computed == len(pairs) and stat.cached == 0
         assert stat.extra["texts_encoded"] == 0
         assert stat.extra["texts_from_cache"] == len(texts)
         assert ab.scores("accuracy")["infolm"] != first.scores("accuracy")["infolm"]
-        direct = InfoLM(model=str(mlm_dir), alpha=0.5, beta=2.0, **INFOLM_OPTIONS).distances(pairs)
+        direct = InfoLM(model=str(tiny_mlm), alpha=0.5, beta=2.0, **INFOLM_OPTIONS).distances(pairs)
         expected = rescore(corpus, dict(zip(pairs, direct.tolist())))
         for row in ab.rows:
             assert row.score.accuracy == pytest.approx(expected[row.system].accuracy, rel=1e-6)
 
         # the temperature decides the distributions: texts are encoded again
         warm = run_scores(corpus, RunOptions(measures=["infolm"], measure_options=neural_options(
-            mlm_dir, enc_dir, temperature=0.5)), cache=cache)
+            tiny_mlm, tiny_encoder64, temperature=0.5)), cache=cache)
         (stat,) = warm.stats
         assert stat.computed == len(pairs)
         assert stat.extra["texts_encoded"] == len(texts) and stat.extra["texts_from_cache"] == 0
@@ -238,10 +219,10 @@ def test_cache_serves_pairs_and_text_vectors(corpus, mlm_dir, enc_dir, tmp_path)
 # ------------------------------------------------------------------------------------------------------- idf
 
 
-def test_bertscore_idf_in_the_pipeline(corpus, enc_dir, tmp_path):
+def test_bertscore_idf_in_the_pipeline(corpus, tiny_encoder64, tmp_path):
     pairs = plan_corpus(corpus, None).text_pairs()
-    plain = get_measure("bertscore", options={"model": str(enc_dir), **BERTSCORE_OPTIONS})
-    weighted = get_measure("bertscore", options={"model": str(enc_dir), **BERTSCORE_OPTIONS, "idf": True})
+    plain = get_measure("bertscore", options={"model": str(tiny_encoder64), **BERTSCORE_OPTIONS})
+    weighted = get_measure("bertscore", options={"model": str(tiny_encoder64), **BERTSCORE_OPTIONS, "idf": True})
     with pytest.raises(ValueError, match="fit_idf"):
         weighted.cache_key  # noqa: B018 - idf needs its corpus first
     weighted.fit_idf({text for pair in pairs for text in pair})
@@ -252,9 +233,9 @@ def test_bertscore_idf_in_the_pipeline(corpus, enc_dir, tmp_path):
 
     with DistanceCache(tmp_path) as cache:
         run_plain = run_scores(corpus, RunOptions(measures=["bertscore"], measure_options={
-            "bertscore": {"model": str(enc_dir), **BERTSCORE_OPTIONS}}), cache=cache)
+            "bertscore": {"model": str(tiny_encoder64), **BERTSCORE_OPTIONS}}), cache=cache)
         run_idf = run_scores(corpus, RunOptions(measures=["bertscore"], measure_options={
-            "bertscore": {"model": str(enc_dir), **BERTSCORE_OPTIONS, "idf": True}}), cache=cache)
+            "bertscore": {"model": str(tiny_encoder64), **BERTSCORE_OPTIONS, "idf": True}}), cache=cache)
     (stat,) = run_idf.stats
     assert stat.computed == len(pairs)  # not the idf=False values from the cache
     assert stat.extra["texts_encoded"] == 0  # idf weights pairs, not token embeddings
@@ -269,12 +250,12 @@ def test_bertscore_idf_in_the_pipeline(corpus, enc_dir, tmp_path):
 # ---------------------------------------------------------------------------------------------- unavailable
 
 
-def test_skip_unavailable_lists_the_measure_and_scores_the_others(corpus, enc_dir, tmp_path):
+def test_skip_unavailable_lists_the_measure_and_scores_the_others(corpus, tiny_encoder64, tmp_path):
     missing = tmp_path / "no-such-model"
     options = RunOptions(
         measures=["rouge_l", "infolm", "bertscore"],
         measure_options={"infolm": {"model": str(missing), "device": "cpu"},
-                         "bertscore": {"model": str(enc_dir), **BERTSCORE_OPTIONS}},
+                         "bertscore": {"model": str(tiny_encoder64), **BERTSCORE_OPTIONS}},
         skip_unavailable=True,
     )
     result = run_scores(corpus, options)
@@ -299,8 +280,8 @@ def test_folder_without_config_is_unavailable(corpus, tmp_path):
     assert result.rows == [] and "config.json" in result.unavailable["infolm"]
 
 
-def test_encoder_without_mlm_head_is_unavailable_for_infolm(corpus, enc_dir):
-    options = RunOptions(measures=["infolm"], measure_options={"infolm": {"model": str(enc_dir), "device": "cpu"}},
+def test_encoder_without_mlm_head_is_unavailable_for_infolm(corpus, tiny_encoder64):
+    options = RunOptions(measures=["infolm"], measure_options={"infolm": {"model": str(tiny_encoder64), "device": "cpu"}},
                          skip_unavailable=True)
     result = run_scores(corpus, options)
     assert result.rows == []
@@ -310,7 +291,7 @@ def test_encoder_without_mlm_head_is_unavailable_for_infolm(corpus, enc_dir):
 # ------------------------------------------------------------------------------------------- engine, registry
 
 
-def test_neural_measures_are_never_forked(corpus, mlm_dir, enc_dir, monkeypatch):
+def test_neural_measures_are_never_forked(corpus, tiny_mlm, tiny_encoder64, monkeypatch):
     pairs = plan_corpus(corpus, None).text_pairs()
 
     class NoFork:
@@ -326,8 +307,8 @@ def test_neural_measures_are_never_forked(corpus, mlm_dir, enc_dir, monkeypatch)
 
     monkeypatch.setattr(engine, "PARALLEL_THRESHOLD", 1)
     monkeypatch.setattr(engine, "multiprocessing", NoFork)
-    for name, options in (("infolm", {"model": str(mlm_dir), **INFOLM_OPTIONS}),
-                          ("bertscore", {"model": str(enc_dir), **BERTSCORE_OPTIONS})):
+    for name, options in (("infolm", {"model": str(tiny_mlm), **INFOLM_OPTIONS}),
+                          ("bertscore", {"model": str(tiny_encoder64), **BERTSCORE_OPTIONS})):
         measure = get_measure(name, options=options)
         assert getattr(measure, "parallel", True) is False
         np.testing.assert_allclose(evaluate(measure, pairs, workers=4), measure.distances(pairs), rtol=1e-9)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import csv
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import bert_score
@@ -100,14 +100,7 @@ BATCH_PAIRS: list[Pair] = [(POOL[(3 * i) % len(POOL)], POOL[(7 * i + 2) % len(PO
     (POOL[5], POOL[3]),
 ]
 
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_torch_thread() -> Iterator[None]:
-    """Tiny models run fastest on one thread (and do not fight other processes for cores); restored afterwards."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _record(name: str, got: np.ndarray, expected: np.ndarray) -> float:
@@ -411,23 +404,23 @@ def test_bertscore_layer_choice_matters(tiny_encoder: Path) -> None:
 
 
 def test_bertscore_max_length_defaults_to_model_limit(
-    tiny_encoder: Path, tiny_encoder_unbounded: Path, tiny_encoder_at_positions: Path
+    tiny_encoder: Path, tiny_encoder_unbounded: Path, tiny_encoder64: Path
 ) -> None:
     """max_length=None is tokenizer.model_max_length capped at max_position_embeddings: a tokenizer without a limit
     behaves like one limited to 64 (where bert-score itself crashes on a longer text); an explicit max_length
     acts like bert-score on a tokenizer limited to it."""
     pairs = [(VERY_LONG, "the president said"), ("the dog ran home", VERY_LONG)]
-    expected = np.array([bert_score_f1(tiny_encoder_at_positions, a, b, 2) for a, b in pairs])
+    expected = np.array([bert_score_f1(tiny_encoder64, a, b, 2) for a, b in pairs])
     got = bertscore(tiny_encoder_unbounded, 2).f1(pairs)
     _record("bertscore max_length capped at positions", got, expected)
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-5)
     with pytest.raises(Exception):  # noqa: B017 - bert-score feeds 80+ positions into a 64-position model
         bert_score_f1(tiny_encoder_unbounded, *pairs[0], 2)
 
-    explicit = bertscore(tiny_encoder_at_positions, 2, max_length=ENCODER_MAX_LENGTH).f1(BERT_PAIRS)
+    explicit = bertscore(tiny_encoder64, 2, max_length=ENCODER_MAX_LENGTH).f1(BERT_PAIRS)
     limited = bertscore(tiny_encoder, 2).f1(BERT_PAIRS)  # the same weights, tokenizer limit ENCODER_MAX_LENGTH
     np.testing.assert_allclose(explicit, limited, rtol=0, atol=1e-6)
-    untruncated = bertscore(tiny_encoder_at_positions, 2).f1([(LONG, LONG_TAIL_CHANGED)])[0]
+    untruncated = bertscore(tiny_encoder64, 2).f1([(LONG, LONG_TAIL_CHANGED)])[0]
     assert untruncated < 1 - 1e-3
 
 
@@ -521,10 +514,10 @@ def test_bertscore_empty_text(tiny_encoder: Path) -> None:
     assert measure.distances(pairs).tolist() == [1.0] * len(pairs)
 
 
-def test_bertscore_batch_equals_one_pair_calls(tiny_encoder_at_positions: Path) -> None:
+def test_bertscore_batch_equals_one_pair_calls(tiny_encoder64: Path) -> None:
     """distances() over 40 mixed pairs with small model batches equals one-pair calls within 1e-6."""
-    batched = bertscore(tiny_encoder_at_positions, 3, batch_size=3).distances(BATCH_PAIRS)
-    single = bertscore(tiny_encoder_at_positions, 3)
+    batched = bertscore(tiny_encoder64, 3, batch_size=3).distances(BATCH_PAIRS)
+    single = bertscore(tiny_encoder64, 3)
     one_by_one = np.array([single(a, b) for a, b in BATCH_PAIRS])
     _record("bertscore batch vs one pair", batched, one_by_one)
     np.testing.assert_allclose(batched, one_by_one, rtol=0, atol=1e-6)
@@ -545,3 +538,27 @@ def test_ab_divergence_oracle() -> None:
     assert ab_divergence(p, q, 1.0, 1.0) == pytest.approx(ab_divergence(q, p, 1.0, 1.0))
     assert ab_divergence(p, p, 0.5, 2.0) == pytest.approx(0.0, abs=1e-12)
     assert not math.isnan(ab_divergence(p, q, 0.5, 2.0))
+
+
+def test_infolm_compat_uses_the_authors_call(tiny_mlm: Path) -> None:
+    """compat = torchmetrics' defaults in the authors' call: max_length 20 (texts cut to 18 wordpieces), and the
+    final nan_to_num, so an empty text is 0 ("identical") where the default mode says NaN."""
+    measure = InfoLM(compat=True, model=str(tiny_mlm), device="cpu")
+    assert measure.max_length == 20
+    long_a = " ".join(["the city police said"] * 8)
+    long_b = long_a + " and the market report"
+    pairs = [("", "the news"), (long_a, long_b), ("the news said", "a new study")]
+    got = measure.distances(pairs)
+    expected = [torchmetrics_infolm(tiny_mlm, a, b, max_length=20) for a, b in pairs]
+    assert got[0] == 0.0 and math.isnan(infolm(tiny_mlm).distances(pairs[:1])[0])
+    assert got[1] == pytest.approx(0.0, abs=1e-9)  # identical in their first 18 wordpieces
+    assert got[2] == pytest.approx(expected[2], abs=1e-5) and got[2] > 1e-3
+    with pytest.raises(ValueError, match="authors' settings"):
+        InfoLM(compat=True, model=str(tiny_mlm), idf=True)
+
+
+def test_bertscore_compat_defaults_to_layer_5_even_from_a_local_folder(tiny_encoder: Path) -> None:
+    """The authors' distilbert-base-uncased at bert-score's layer 5, however the model is provided."""
+    assert BertScore(compat=True, model=str(tiny_encoder), device="cpu").layer == 5
+    assert BertScore(compat=True, device="cpu").model_spec == "distilbert-base-uncased"
+    assert BertScore(model=str(tiny_encoder), device="cpu").layer == 3  # default: the last layer

@@ -1,12 +1,25 @@
 """Session fixtures for the neural measures: tiny random-weight models, each written once (see tiny_models)."""
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from . import tiny_models
-from .tiny_models import ENCODER_MAX_LENGTH
+from tests.metaeval.core.measures import tiny_models
+from tests.metaeval.core.measures.tiny_models import ENCODER_MAX_LENGTH
+
+
+@pytest.fixture(scope="module")
+def one_torch_thread() -> Iterator[None]:
+    """Tiny models run fastest on one thread (and do not fight other processes for cores); restored afterwards.
+    Modules opt in with ``pytestmark = pytest.mark.usefixtures("one_torch_thread")``."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
 
 
 @pytest.fixture(scope="session")
@@ -34,6 +47,6 @@ def tiny_encoder_unbounded(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def tiny_encoder_at_positions(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def tiny_encoder64(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The same weights as ``tiny_encoder``, tokenizer limit = max_position_embeddings (64)."""
-    return tiny_models.encoder(tmp_path_factory.mktemp("tiny_encoder_at_positions"), seed=2, model_max_length=64)
+    return tiny_models.encoder(tmp_path_factory.mktemp("tiny_encoder64"), seed=2, model_max_length=64)
