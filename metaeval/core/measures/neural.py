@@ -56,6 +56,8 @@ BERTSCORE_LAYERS = {
 }
 #: pairs handled per step; texts of one step are encoded together (bounded memory for any corpus size)
 PAIR_CHUNK = 4096
+#: BERTScore pair batches: at most this many embedding floats (both sides, padded) at once (16M = 64 MB)
+PAIR_FLOATS = 16 * 1024 * 1024
 
 
 def resolve_device(device: str) -> str:
@@ -436,8 +438,7 @@ class InfoLM(NeuralMeasure):
         total = torch.zeros((len(texts), vocab), dtype=torch.float64, device=self.device)
         weight_sum = torch.zeros(len(texts), dtype=torch.float64, device=self.device)
         with torch.inference_mode(), self._autocast():
-            for start in range(0, len(jobs), self.batch_size):
-                batch = jobs[start : start + self.batch_size]
+            for batch in _batches(jobs, [len(ids_list[text]) for text, _, _ in jobs], self.batch_size):
                 width = max(len(ids_list[text]) for text, _, _ in batch)
                 input_ids = torch.full((len(batch), width), pad_id, dtype=torch.long)
                 attention = torch.zeros((len(batch), width), dtype=torch.long)
@@ -658,8 +659,7 @@ class BertScore(NeuralMeasure):
         order = sorted(range(len(texts)), key=lambda index: len(ids_list[index]))
         out: list[tuple[np.ndarray, np.ndarray]] = [None] * len(texts)  # type: ignore[list-item]
         with torch.inference_mode(), self._autocast():
-            for start in range(0, len(order), self.batch_size):
-                batch = order[start : start + self.batch_size]
+            for batch in _batches(order, [len(ids_list[index]) for index in order], self.batch_size):
                 width = max(len(ids_list[index]) for index in batch)
                 input_ids = torch.full((len(batch), width), pad_id, dtype=torch.long)
                 attention = torch.zeros((len(batch), width), dtype=torch.long)
@@ -708,11 +708,12 @@ class BertScore(NeuralMeasure):
         self.prepare()
         weights = [self._weights(ids) for ids, _ in vectors]
         lengths = np.array([len(ids) for ids, _ in vectors])
-        order = np.lexsort((lengths[ib], lengths[ia]))
+        order = np.lexsort((lengths[ia], lengths[ib]))  # by reference length, then candidate length
+        span = (lengths[ia] + lengths[ib])[order].tolist()
         f1 = np.empty(len(ia), dtype=np.float64)
-        step = 256
-        for start in range(0, len(order), step):
-            rows = order[start : start + step]
+        width = vectors[0][1].shape[1] if vectors else 1
+        for rows in _batches(order.tolist(), span, max(1, PAIR_FLOATS // (width * 64)), budget=PAIR_FLOATS // width):
+            rows = np.asarray(rows, dtype=np.int64)
             la, lb = lengths[ia[rows]], lengths[ib[rows]]
             emb_a = _padded([vectors[i][1] for i in ia[rows]], int(la.max()))
             emb_b = _padded([vectors[i][1] for i in ib[rows]], int(lb.max()))
@@ -734,6 +735,26 @@ class BertScore(NeuralMeasure):
         if self._baseline is not None:
             f1 = (f1 - self._baseline) / (1.0 - self._baseline)
         return 1.0 - f1
+
+
+def _batches(items: Sequence[Any], lengths: Sequence[int], size: int, budget: int | None = None) -> list[list[Any]]:
+    """Consecutive batches of ``items`` (sorted by length) with at most ``size`` items and at most ``budget``
+    padded tokens (items x longest length; default ``size`` x 128), so long texts go in smaller batches and
+    short ones are not padded to a long one."""
+    budget = budget if budget is not None else size * 128
+    out: list[list[Any]] = []
+    current: list[Any] = []
+    longest = 0
+    for item, length in zip(items, lengths):
+        wider = max(longest, length)
+        if current and (len(current) >= size or wider * (len(current) + 1) > budget):
+            out.append(current)
+            current, wider = [], length
+        current.append(item)
+        longest = wider
+    if current:
+        out.append(current)
+    return out
 
 
 def _padded(matrices: Sequence[np.ndarray], length: int) -> np.ndarray:

@@ -562,3 +562,14 @@ def test_bertscore_compat_defaults_to_layer_5_even_from_a_local_folder(tiny_enco
     assert BertScore(compat=True, model=str(tiny_encoder), device="cpu").layer == 5
     assert BertScore(compat=True, device="cpu").model_spec == "distilbert-base-uncased"
     assert BertScore(model=str(tiny_encoder), device="cpu").layer == 3  # default: the last layer
+
+
+def test_batches_bound_items_and_padded_tokens() -> None:
+    """Sorted lengths 3,3,3,10,10 with at most 4 items and 20 padded tokens: the 10s do not join the 3s
+    (4 x 10 = 40 > 20) and two 10s fit exactly (2 x 10 = 20)."""
+    from metaeval.core.measures.neural import _batches
+
+    assert _batches(list("abcde"), [3, 3, 3, 10, 10], 4, budget=20) == [["a", "b", "c"], ["d", "e"]]
+    assert _batches(list("abcde"), [1, 1, 1, 1, 1], 2, budget=100) == [["a", "b"], ["c", "d"], ["e"]]
+    assert _batches(["long"], [500], 4, budget=20) == [["long"]]  # one item longer than the budget still runs
+    assert _batches([], [], 4) == []
