@@ -233,22 +233,27 @@ def bench_measure(name: str, args: argparse.Namespace, model: Path, corpus: Corp
         bert_score_one_pair_at_a_time(model, corpus, device, options, measure.layer)  # type: ignore[attr-defined]
 
 
-def one_pair_at_a_time(args: argparse.Namespace, model: Path, corpus: Corpus, device: str, options: dict) -> None:
-    from torchmetrics.functional.text.infolm import infolm
-
+def ours_on_first_document(name: str, corpus: Corpus, device: str, options: dict) -> tuple[list, object, float]:
+    """The unique pairs of the first document, our distances for them (fresh measure, no cache) and seconds."""
     from metaeval.core.measures.registry import get_measure
 
     first = Corpus(corpus.documents[:1], corpus.systems, source="first document")
     pairs = plan_corpus(first, None).text_pairs()
-    rng = random.Random(1)
-    sample = rng.sample(pairs, min(args.subset_pairs, len(pairs)))
-    measure = get_measure("infolm", options=options)
+    measure = get_measure(name, options=options)
     measure.prepare()
     synchronize(device)
     started = time.perf_counter()
     ours = measure.distances(pairs)
     synchronize(device)
-    ours_seconds = time.perf_counter() - started
+    return pairs, ours, time.perf_counter() - started
+
+
+def one_pair_at_a_time(args: argparse.Namespace, model: Path, corpus: Corpus, device: str, options: dict) -> None:
+    from torchmetrics.functional.text.infolm import infolm
+
+    pairs, ours, ours_seconds = ours_on_first_document("infolm", corpus, device, options)
+    rng = random.Random(1)
+    sample = rng.sample(pairs, min(args.subset_pairs, len(pairs)))
     ours_by_pair = dict(zip(pairs, ours.tolist()))
     theirs = []
     started = time.perf_counter()
@@ -272,17 +277,7 @@ def bert_score_one_pair_at_a_time(model: Path, corpus: Corpus, device: str, opti
     """The authors' BERTScore pattern: one scorer (as ``evaluate`` caches it), ``score([a], [b])`` per pair."""
     import bert_score
 
-    from metaeval.core.measures.registry import get_measure
-
-    first = Corpus(corpus.documents[:1], corpus.systems, source="first document")
-    pairs = plan_corpus(first, None).text_pairs()
-    measure = get_measure("bertscore", options=options)
-    measure.prepare()
-    synchronize(device)
-    started = time.perf_counter()
-    ours = measure.distances(pairs)
-    synchronize(device)
-    ours_seconds = time.perf_counter() - started
+    pairs, ours, ours_seconds = ours_on_first_document("bertscore", corpus, device, options)
     scorer = bert_score.BERTScorer(model_type=str(model), num_layers=layer, device=device)
     started = time.perf_counter()
     theirs = [1.0 - float(scorer.score([a], [b])[2][0]) for a, b in pairs]
