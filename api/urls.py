@@ -1,0 +1,6 @@
+"""API routes (filled in by the API module)."""
+from django.urls import path  # noqa: F401
+
+app_name = "api"
+
+urlpatterns: list = []
