@@ -25,7 +25,7 @@ browser:
 migrate: install
 	DEBUG=1 $(PY) manage.py migrate --noinput
 
-demo: migrate wordnet
+demo: migrate wordnet plotly
 	DEBUG=1 $(PY) manage.py load_demo
 
 run: demo
@@ -36,11 +36,26 @@ run: demo
 	@echo ""
 	DEBUG=1 $(PY) manage.py runserver $(HOST):$(PORT)
 
-test: install browser wordnet
+test: install browser wordnet plotly
 	$(PY) -m pytest
 
-test-postgres: install browser wordnet
+test-postgres: install browser wordnet plotly
 	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres} $(PY) -m pytest
+
+# plotly.js for the report pages, served from static/ (no CDN): the npm registry's tarball, checked by SHA-256.
+PLOTLY_VERSION := 4.1.2
+PLOTLY_SHA256 := 4d4a67f627e33fa3b5296134210d5ba51e5312d7d287436fcc29eb533018e1b8
+PLOTLY_JS := static/vendor/plotly-$(PLOTLY_VERSION).min.js
+.PHONY: plotly
+plotly: $(PLOTLY_JS)
+
+$(PLOTLY_JS):
+	@mkdir -p static/vendor
+	@tmp=$$(mktemp -d) && cd $$tmp && npm pack plotly.js-dist-min@$(PLOTLY_VERSION) --silent >/dev/null 2>&1 \
+	  && echo "$(PLOTLY_SHA256)  plotly.js-dist-min-$(PLOTLY_VERSION).tgz" | sha256sum -c --quiet \
+	  && tar xzf plotly.js-dist-min-$(PLOTLY_VERSION).tgz package/plotly.min.js \
+	  && cp package/plotly.min.js $(CURDIR)/$(PLOTLY_JS) && rm -rf $$tmp
+	@echo "plotly.js $(PLOTLY_VERSION) -> $(PLOTLY_JS)"
 
 # WordNet 3.0 for METEOR and the authors' preprocessing, from Debian's packages (no NLTK downloader needed).
 # Installs into NLTK_DATA (env) if set, else $(VENV)/nltk_data; fast when already done.
@@ -63,4 +78,4 @@ bench-neural: install
 	$(PY) benchmarks/neural_bench.py $(BENCH_NEURAL_ARGS)
 
 clean:
-	rm -rf $(VENV) db.sqlite3 .test-db-*.sqlite3 artifacts
+	rm -rf $(VENV) db.sqlite3 .test-db-*.sqlite3 artifacts static/vendor
