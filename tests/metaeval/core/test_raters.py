@@ -1,0 +1,370 @@
+"""Tests for metaeval.core.raters: Krippendorff's alpha (golden vs the ``krippendorff`` package and by hand),
+the bootstrap interval, the per-rater and overall reports, and rater exclusion."""
+from __future__ import annotations
+
+import csv
+import math
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import krippendorff
+import numpy as np
+import pytest
+
+from metaeval.core.corpus import RatingTable
+from metaeval.core.loaders import load_ratings, ratings_from_rows
+from metaeval.core.raters import (
+    alpha_bootstrap_ci,
+    coincidence_matrix,
+    exclude_raters,
+    krippendorff_alpha,
+    overall_report,
+    parse_time,
+    rater_report,
+)
+
+DEMO = Path(__file__).resolve().parents[3] / "fixtures" / "demo" / "ratings.csv"
+NAN = np.nan
+SCALE = list(range(1, 7))
+LEVELS = ("nominal", "ordinal", "interval", "ratio")
+
+# Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability", sec. E: 4 observers (rows) x 12 units.
+PAPER = [
+    [1, 2, 3, 3, 2, 1, 4, 1, 2, NAN, NAN, NAN],
+    [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, NAN, 3],
+    [NAN, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, NAN],
+    [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, NAN],
+]
+
+
+def random_matrix(seed: int, raters: int, units: int, missing: float, correlated: bool = True) -> np.ndarray:
+    """Ratings 1..6, a share ``missing`` of them NaN. Correlated raters share a latent value per unit plus noise
+    (alpha about 0.3..0.9); uncorrelated ones rate at random (alpha near 0, possibly negative)."""
+    rng = np.random.default_rng(seed)
+    if correlated:
+        latent = rng.integers(1, 7, size=units)
+        noise = rng.integers(-2, 3, size=(raters, units)) * (rng.random((raters, units)) < 0.5)
+        matrix = np.clip(latent + noise, 1, 6).astype(float)
+    else:
+        matrix = rng.integers(1, 7, size=(raters, units)).astype(float)
+    matrix[rng.random((raters, units)) < missing] = NAN
+    return matrix
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Alpha
+# --------------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize(
+    ("seed", "raters", "units", "missing", "correlated"),
+    [
+        (0, 2, 10, 0.0, True), (1, 3, 25, 0.3, True), (2, 5, 40, 0.5, True), (3, 8, 60, 0.7, True),
+        (4, 4, 200, 0.4, True), (5, 10, 7, 0.6, True), (6, 3, 30, 0.2, False), (7, 6, 50, 0.5, False),
+    ],
+)
+def test_alpha_matches_krippendorff_package(
+    level: str, seed: int, raters: int, units: int, missing: float, correlated: bool
+) -> None:
+    matrix = random_matrix(seed, raters, units, missing, correlated)
+    expected = krippendorff.alpha(reliability_data=matrix, level_of_measurement=level, value_domain=SCALE)
+    assert krippendorff_alpha(matrix, level) == pytest.approx(expected, abs=1e-12)
+    # The same data as {unit: {rater: value}} (missing values left out) gives the same alpha.
+    units_map = {
+        u: {r: matrix[r, u] for r in range(raters) if not np.isnan(matrix[r, u])} for u in range(units)
+    }
+    assert krippendorff_alpha(units_map, level) == pytest.approx(expected, abs=1e-12)
+
+
+def test_paper_example() -> None:
+    # Pairable values per value (unit 12 has a single value and is ignored), counted from the table:
+    # 1: u1 x3, u6 x1, u8 x3, u11 x2 = 9;  2: u2 x3, u5 x4, u6, u8, u9 x4 = 13;  3: u2, u3 x4, u4 x4, u6 = 10;
+    # 4: u6, u7 x4 = 5;  5: u10 x3 = 3;  n.. = 40.
+    o = coincidence_matrix(PAPER, values=(1, 2, 3, 4, 5))
+    assert o.sum(axis=0) == pytest.approx([9, 13, 10, 5, 3])
+    assert o == pytest.approx(o.T)
+    # Unit 6 (values 1, 2, 3, 4 from four observers) adds 1/3 to every off-diagonal pair among 1..4; unit 2
+    # (2, 2, 3, 2) adds 2 * 3/3 = 2 to o_22 and 3 * 1/3 = 1 to o_23; unit 8 (1, 1, 2, 1) likewise to o_11, o_12.
+    assert o[0, 1] == pytest.approx(1 / 3 + 1)
+    assert o[1, 2] == pytest.approx(1 / 3 + 1)
+    # The paper's results: nominal .743, ordinal .815, interval .849, ratio .797.
+    for level, published in (("nominal", 0.743), ("ordinal", 0.815), ("interval", 0.849), ("ratio", 0.797)):
+        assert round(krippendorff_alpha(PAPER, level, values=(1, 2, 3, 4, 5)), 3) == published
+    # Nominal alpha exactly: the diagonal of o sums to 7 + 10 + 8 + 4 + 3 = 32, so 8 of the 40 pairable values
+    # disagree; sum_{c != k} n_c n_k = 40^2 - (81 + 169 + 100 + 25 + 9) = 1216; alpha = 1 - 39 * 8 / 1216.
+    assert np.trace(o) == pytest.approx(32)
+    assert krippendorff_alpha(PAPER, "nominal", values=(1, 2, 3, 4, 5)) == pytest.approx(1 - 39 * 8 / 1216)
+
+
+def test_small_case_by_hand() -> None:
+    # 3 units x 2 raters: u1 = (1, 1), u2 = (2, 3), u3 = (3, 3).
+    # Coincidences (m_u - 1 = 1): o_11 = 2 (u1), o_23 = o_32 = 1 (u2), o_33 = 2 (u3).
+    # Margins n_1 = 2, n_2 = 1, n_3 = 3 (values 4..6 unused, n = 0), n.. = 6.
+    # alpha = 1 - (n.. - 1) * sum_ck o_ck d_ck / sum_ck n_c n_k d_ck.
+    # Ordinal: d_12 = (n_1 + n_2 - (n_1 + n_2)/2)^2 = 1.5^2 = 2.25; d_23 = (1 + 3 - 2)^2 = 4;
+    #          d_13 = (2 + 1 + 3 - 2.5)^2 = 12.25.
+    #   observed: 2 * o_23 * d_23 = 8; expected: 2 * (2*1*2.25 + 2*3*12.25 + 1*3*4) = 2 * 90 = 180.
+    #   alpha = 1 - 5 * 8 / 180 = 7/9.
+    # Nominal: observed 2 (off-diagonal o); expected n..^2 - sum n_c^2 = 36 - 14 = 22; alpha = 1 - 10/22 = 6/11.
+    # Interval: observed 2 * 1 * (3-2)^2 = 2; expected 2 * (2*1*1 + 2*3*4 + 1*3*1) = 58; alpha = 1 - 10/58 = 24/29.
+    units = {"u1": {"A": 1, "B": 1}, "u2": {"A": 2, "B": 3}, "u3": {"A": 3, "B": 3}}
+    assert krippendorff_alpha(units) == pytest.approx(7 / 9, abs=1e-15)
+    assert krippendorff_alpha(units, "nominal") == pytest.approx(6 / 11, abs=1e-15)
+    assert krippendorff_alpha(units, "interval") == pytest.approx(24 / 29, abs=1e-15)
+    matrix = [[1, 2, 3], [1, 3, 3]]
+    assert krippendorff_alpha(matrix) == pytest.approx(7 / 9, abs=1e-15)
+    assert krippendorff.alpha(reliability_data=matrix, level_of_measurement="ordinal", value_domain=SCALE) == (
+        pytest.approx(7 / 9, abs=1e-15)
+    )
+    # A unit rated once is not pairable: adding one changes nothing (also for ordinal, whose margins it would shift).
+    assert krippendorff_alpha({**units, "u4": {"A": 6}}) == pytest.approx(7 / 9, abs=1e-15)
+    assert krippendorff_alpha({**units, "u4": [6, None, NAN]}) == pytest.approx(7 / 9, abs=1e-15)
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_perfect_agreement_and_undefined_cases(level: str) -> None:
+    perfect = [[1, 2, 3, 6, NAN], [1, 2, 3, 6, 5], [1, NAN, 3, 6, NAN]]
+    assert krippendorff_alpha(perfect, level) == 1.0
+    assert math.isnan(krippendorff_alpha([[4, 4, 4], [4, 4, NAN]], level))  # no variation: D_e = 0
+    assert math.isnan(krippendorff_alpha([[1, NAN], [NAN, 2]], level))  # no pairable unit
+    assert math.isnan(krippendorff_alpha({}, level))
+
+
+def test_bad_input() -> None:
+    with pytest.raises(ValueError, match="not one of the values"):
+        krippendorff_alpha([[1, 7], [1, 2]])
+    with pytest.raises(ValueError, match="not one of the values"):
+        krippendorff_alpha({"u": [1, 2.5]})
+    with pytest.raises(ValueError, match="unknown level"):
+        krippendorff_alpha([[1, 2], [1, 2]], "cardinal")
+    with pytest.raises(ValueError, match="2-D"):
+        krippendorff_alpha([1, 2, 3])
+    # values=None takes the sorted observed values.
+    assert krippendorff_alpha([[1, 7], [1, 7]], values=None) == 1.0
+
+
+def test_bootstrap_interval() -> None:
+    matrix = random_matrix(7, 4, 80, 0.3)
+    alpha, low, high = alpha_bootstrap_ci(matrix, n_boot=500, seed=11)
+    assert alpha == krippendorff_alpha(matrix)
+    assert low < alpha < high
+    assert 0 < high - low < 0.5
+    assert alpha_bootstrap_ci(matrix, n_boot=500, seed=11) == (alpha, low, high)
+    assert alpha_bootstrap_ci(matrix, n_boot=500, seed=12) != (alpha, low, high)
+    wider = alpha_bootstrap_ci(matrix, n_boot=500, seed=11, confidence=0.99)
+    assert wider[1] <= low and wider[2] >= high
+    # Each replicate rebuilds the coincidence matrix from resampled units; a resample of all units once each
+    # is the estimate itself, so with perfect agreement every replicate is 1.
+    assert alpha_bootstrap_ci([[1, 2, 3, 4], [1, 2, 3, 4]], n_boot=50, seed=0) == (1.0, 1.0, 1.0)
+    nan_alpha, nan_low, nan_high = alpha_bootstrap_ci([[2, 2], [2, 2]], n_boot=10, seed=0)
+    assert math.isnan(nan_alpha) and math.isnan(nan_low) and math.isnan(nan_high)
+    with pytest.raises(ValueError):
+        alpha_bootstrap_ci(matrix, n_boot=0)
+    with pytest.raises(ValueError):
+        alpha_bootstrap_ci(matrix, confidence=1.0)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Reports on crafted rows
+# --------------------------------------------------------------------------------------------------------------
+
+BASE = [1, 2, 3, 4, 5, 6, 2, 3, 5, 6, 1, 4]  # 12 items: 4 documents x 3 systems
+SYSTEMS = ("s1", "s2", "s3")
+T0 = datetime(2026, 1, 1, 10, 0, tzinfo=timezone.utc)
+
+
+def crafted_rows() -> list[dict[str, object]]:
+    """Raters A and B agree (B is off by one on two items), C reverses the scale (7 - A), D rates every item of
+    a questionnaire the same. A questionnaire is one document (reader pair U1, U2) with its three systems."""
+    values = {
+        "A": BASE,
+        "B": [v + (1 if i in (2, 7) else 0) for i, v in enumerate(BASE)],
+        "C": [7 - v for v in BASE],
+        "D": [3, 3, 3, 5, 5, 5, 2, 2, 2, 6, 6, 6],
+    }
+    rows: list[dict[str, object]] = []
+    for r, (rater, ratings) in enumerate(values.items()):
+        for doc in range(4):
+            claimed = T0 + timedelta(hours=r, minutes=10 * doc)
+            completed = claimed + timedelta(seconds=60 * (doc + 1))
+            for s, system in enumerate(SYSTEMS):
+                rows.append({
+                    "doc_id": f"D{doc}", "system": system, "uid1": "U1", "uid2": "U2",
+                    "rating": str(ratings[3 * doc + s]), "rater": rater, "study": "crafted",
+                    "questionnaire": str(doc), "shown_position": str(2 - s), "swapped": "0",
+                    "claimed_at": claimed.isoformat(), "completed_at": completed.isoformat(),
+                    "rated_at": completed.isoformat(),
+                })
+    return rows
+
+
+def by_rater(report: list[dict[str, object]]) -> dict[str, dict[str, object]]:
+    return {line["rater"]: line for line in report}
+
+
+def test_rater_report_on_crafted_rows() -> None:
+    rows = crafted_rows()
+    report = by_rater(rater_report(rows))
+    assert list(report) == ["A", "B", "C", "D"]
+    a, c, d = report["A"], report["C"], report["D"]
+    assert (a["n_ratings"], a["n_questionnaires"], a["n_shared_items"], a["studies"]) == (12, 4, 12, ["crafted"])
+    # Times: questionnaire k of every rater took 60 * (k + 1) s -> median of 60, 120, 180, 240 = 150.
+    assert a["median_seconds"] == 150.0 and a["n_timed"] == 4
+    # Straight-lining: D gave one value per questionnaire, the others never did.
+    assert d["straightlined_share"] == 1.0 and d["n_straightlined"] == 4 and d["longest_run"] == 3
+    assert a["straightlined_share"] == 0.0 and a["longest_run"] == 1
+    # Agreement with the others: C reverses the scale -> strongly negative Spearman.
+    assert c["spearman_with_others"] < -0.5
+    assert a["spearman_with_others"] > 0 and report["B"]["spearman_with_others"] > 0
+    # Mean absolute deviation for A on item 0: A=1, others B=1, C=6, D=3 -> mean 10/3 -> |1 - 10/3| = 7/3.
+    others = [(b + (7 - x) + dd) / 3 for x, b, dd in zip(BASE, report_values("B"), report_values("D"))]
+    assert a["mad_from_others"] == pytest.approx(np.mean(np.abs(np.subtract(BASE, others))))
+    # Leaving C out raises alpha the most; leaving A or B out lowers it.
+    alpha = overall_report(rows, n_boot=10)["alpha"]
+    assert c["alpha_without"] > alpha and c["alpha_change"] == pytest.approx(c["alpha_without"] - alpha)
+    assert max(report.values(), key=lambda line: line["alpha_change"])["rater"] == "C"
+    assert a["alpha_without"] < alpha and report["B"]["alpha_without"] < alpha
+
+
+def report_values(rater: str) -> list[int]:
+    return [int(row["rating"]) for row in crafted_rows() if row["rater"] == rater]
+
+
+def test_spearman_needs_three_shared_items() -> None:
+    rows = [row for row in crafted_rows() if row["rater"] in ("A", "B")]
+    rows += [{**row, "rater": "E"} for row in crafted_rows()[:2] if row["rater"] == "A"]  # E shares 2 items
+    rows += [{**row, "rater": "F", "doc_id": "X" + str(row["doc_id"])} for row in rows[:5]]  # F shares none
+    report = by_rater(rater_report(rows))
+    assert report["E"]["n_shared_items"] == 2 and math.isnan(report["E"]["spearman_with_others"])
+    assert not math.isnan(report["E"]["mad_from_others"])
+    assert report["F"]["n_shared_items"] == 0
+    assert math.isnan(report["F"]["spearman_with_others"]) and math.isnan(report["F"]["mad_from_others"])
+
+
+def test_straight_lining_and_shown_order() -> None:
+    def row(q: str, system: str, rating: int, shown: int, rater: str = "S") -> dict[str, object]:
+        return {"doc_id": f"D{q}", "system": system, "uid1": "U1", "uid2": "U2", "rating": rating, "rater": rater,
+                "study": "s", "questionnaire": q, "shown_position": shown}
+
+    rows = [row("0", f"s{i}", 4, i) for i in range(5)]  # q0: all 4 -> straight-lined, run 5
+    # q1 shown order 2, 5, 2, 2 (run 2), but listed 2, 2, 2, 5 (a run of 3 in row order).
+    rows += [row("1", "a", 2, 0), row("1", "c", 2, 2), row("1", "d", 2, 3), row("1", "b", 5, 1)]
+    rows += [row("2", "only", 3, 0)]  # q2: one rating -- cannot be straight-lined, not counted
+    line = by_rater(rater_report(rows))["S"]
+    assert line["n_questionnaires"] == 3
+    assert line["straightlined_share"] == 0.5 and line["n_straightlined"] == 1
+    assert line["longest_run"] == 5
+    line = by_rater(rater_report(rows[5:9]))["S"]
+    assert line["longest_run"] == 2 and line["straightlined_share"] == 0.0
+    # Without shown_position the row order is used.
+    plain = [{k: v for k, v in r.items() if k != "shown_position"} for r in rows[5:9]]
+    assert by_rater(rater_report(plain))["S"]["longest_run"] == 3
+    # Without timing columns the time fields are None.
+    assert line["median_seconds"] is None and line["n_timed"] == 0
+
+
+def test_time_on_task_from_iso_strings() -> None:
+    assert parse_time("2026-11-21T20:20:56.821807+00:00") == datetime(
+        2026, 11, 21, 20, 20, 56, 821807, tzinfo=timezone.utc
+    )
+    assert parse_time("2026-11-21T20:20:56Z") == datetime(2026, 11, 21, 20, 20, 56, tzinfo=timezone.utc)
+    assert parse_time("") is None and parse_time(None) is None
+    with pytest.raises(ValueError):
+        parse_time("yesterday")
+
+    def row(q: str, claimed: str, completed: str) -> dict[str, object]:
+        return {"doc_id": f"D{q}", "system": "s", "uid1": "U1", "uid2": "U2", "rating": "3", "rater": "T",
+                "questionnaire": q, "claimed_at": claimed, "completed_at": completed}
+
+    rows = [
+        row("0", "2026-01-01T10:00:00+00:00", "2026-01-01T10:02:30+00:00"),  # 150 s
+        row("1", "2026-01-01T10:00:00Z", "2026-01-01T11:01:00+01:00"),  # 10:01 UTC -> 60 s
+        row("2", "2026-01-01T09:00:00.500000+00:00", "2026-01-01T09:01:30.500000+00:00"),  # 90 s
+        row("3", "2026-01-01T09:00:00+00:00", ""),  # not completed: no time
+    ]
+    line = by_rater(rater_report(rows))["T"]
+    assert line["median_seconds"] == 90.0 and line["n_timed"] == 3
+    with pytest.raises(ValueError, match="row 1: not an ISO 8601 time"):
+        rater_report([{**rows[0], "claimed_at": "10 o'clock"}])
+
+
+def test_exclusion_changes_alpha() -> None:
+    rows = crafted_rows()
+    report = by_rater(rater_report(rows))
+    before = overall_report(rows, n_boot=50, seed=3)
+    kept = exclude_raters(rows, ["C"])
+    assert isinstance(kept, list) and len(kept) == len(rows) - 12 and all(r["rater"] != "C" for r in kept)
+    after = overall_report(kept, n_boot=50, seed=3)
+    assert after["alpha"] == pytest.approx(report["C"]["alpha_without"], abs=1e-15)
+    assert after["alpha"] > before["alpha"]
+    assert (after["n_raters"], after["n_ratings"]) == (3, 36)
+    # The same on a RatingTable; the type and its metadata are kept, unknown names are ignored.
+    table = ratings_from_rows(rows, source="crafted.csv")
+    kept_table = exclude_raters(table, {"C", "nobody"})
+    assert isinstance(kept_table, RatingTable) and kept_table.source == "crafted.csv" and len(kept_table) == 36
+    assert overall_report(kept_table, n_boot=50, seed=3)["alpha"] == pytest.approx(after["alpha"], abs=1e-15)
+    assert exclude_raters(rows, []) == rows
+
+
+def test_overall_report_by_study_duplicates_and_anonymous_rows() -> None:
+    rows = crafted_rows()
+    other = [{**row, "study": "other", "rater": "X" + str(row["rater"])} for row in rows if row["rater"] != "C"]
+    report = overall_report(rows + other, n_boot=200, seed=5)
+    assert list(report["studies"]) == ["crafted", "other"]
+    crafted, second = report["studies"]["crafted"], report["studies"]["other"]
+    assert crafted["alpha"] == pytest.approx(overall_report(rows, n_boot=10)["alpha"])
+    assert second["alpha"] == pytest.approx(overall_report(exclude_raters(rows, ["C"]), n_boot=10)["alpha"])
+    assert (report["n_items"], report["n_raters"], report["n_ratings"]) == (12, 7, 84)
+    assert crafted["low"] <= crafted["alpha"] <= crafted["high"]
+    assert "studies" not in overall_report(rows, by_study=False, n_boot=10)
+    # A rater's second rating of an item is left out of alpha and counted.
+    duplicated = rows + [{**rows[0], "rating": "6"}]
+    assert overall_report(duplicated, n_boot=10)["duplicate_ratings"] == 1
+    assert overall_report(duplicated, n_boot=10)["alpha"] == overall_report(rows, n_boot=10)["alpha"]
+    # Rows without a rater are distinct anonymous raters (the CLI ratings CSV may lack the column).
+    anonymous = [{k: v for k, v in row.items() if k != "rater"} for row in rows]
+    result = overall_report(anonymous, n_boot=10)
+    assert result["alpha"] == pytest.approx(overall_report(rows, n_boot=10)["alpha"])
+    assert (result["n_raters"], result["n_anonymous_ratings"], result["duplicate_ratings"]) == (0, 48, 0)
+    assert rater_report(anonymous) == []
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Demo fixture end to end
+# --------------------------------------------------------------------------------------------------------------
+
+
+def test_demo_fixture_end_to_end() -> None:
+    with DEMO.open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    report = overall_report(rows, n_boot=300, seed=0)
+    # Golden: the same alpha from the krippendorff package on the raters x items matrix.
+    items = sorted({(r["doc_id"], r["system"], r["uid1"], r["uid2"]) for r in rows})
+    raters = sorted({r["rater"] for r in rows})
+    matrix = np.full((len(raters), len(items)), NAN)
+    item_index = {item: i for i, item in enumerate(items)}
+    rater_index = {rater: i for i, rater in enumerate(raters)}
+    for r in rows:
+        matrix[rater_index[r["rater"]], item_index[(r["doc_id"], r["system"], r["uid1"], r["uid2"])]] = float(
+            r["rating"]
+        )
+    expected = krippendorff.alpha(reliability_data=matrix, level_of_measurement="ordinal", value_domain=SCALE)
+    assert report["alpha"] == pytest.approx(expected, abs=1e-12)
+    assert report["low"] <= report["alpha"] <= report["high"]
+    assert report["n_ratings"] == len(rows) and report["n_raters"] == len(raters)
+    assert report["n_items"] == len(items) and report["duplicate_ratings"] == 0
+    assert set(report["studies"]) == {r["study"] for r in rows}
+
+    lines = rater_report(rows)
+    assert {line["rater"] for line in lines} == set(raters)
+    assert sum(line["n_ratings"] for line in lines) == len(rows)
+    for line in lines:
+        assert line["median_seconds"] is not None and line["median_seconds"] >= 0
+        assert line["n_timed"] == line["n_questionnaires"]
+        assert -1 <= line["spearman_with_others"] <= 1
+        assert line["longest_run"] >= 1
+    # The CLI path: load_ratings keeps only the rating columns and the rater; alpha is the same, times are gone.
+    table = load_ratings(DEMO)
+    assert overall_report(table, n_boot=10)["alpha"] == pytest.approx(report["alpha"], abs=1e-15)
+    assert all(line["median_seconds"] is None for line in rater_report(table))
