@@ -32,6 +32,7 @@ __all__ = [
     "GridCell",
     "correlate",
     "correlation_grid",
+    "size_label",
     "strength_label",
 ]
 
@@ -64,6 +65,14 @@ def strength_label(
         if size >= threshold:
             return label
     return "None"
+
+
+def size_label(r: float | None) -> str:
+    """Strength of ``r`` by ``|r|`` alone: ``"Strong"``, ``"Moderate"``, ``"Low"`` or ``"None"`` (NaN: None).
+
+    :func:`strength_label`'s thresholds without its significance gate (e.g. for a bootstrap interval's bounds).
+    """
+    return strength_label(NAN if r is None else float(r), None)
 
 
 @dataclass(frozen=True)
