@@ -17,7 +17,7 @@ from metaeval.core.distances import ComputeStats, compute, corpus_doc_pairs, pla
 from metaeval.core.human import HumanCounts, human_doc_pairs, plan_human
 from metaeval.core.measures.base import Measure, MeasureUnavailable
 from metaeval.core.measures.registry import get_measure
-from metaeval.core.perseval import Params, SystemScore, score_system
+from metaeval.core.perseval import DocPairs, Params, SystemScore, score_system
 
 COLUMNS = (
     "system", "measure", "egises", "degress", "perseval", "accuracy",
@@ -70,6 +70,35 @@ class RunOptions:
             "systems": list(self.systems) if self.systems is not None else None, "preprocess": self.preprocess,
             "measure_options": {name: dict(opts) for name, opts in self.measure_options.items() if opts},
         }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, object]) -> RunOptions:
+        """The options :meth:`as_dict` describes (``from_dict(o.as_dict()) == o`` up to ``workers`` and
+        ``skip_unavailable``, which ``as_dict`` leaves out: read here when ``data`` has them, else defaults).
+        Missing keys take the defaults; unknown keys are ignored; a wrong type raises ``ValueError``."""
+        defaults = cls()
+        try:
+            given = {name: data[name] for name in Params().as_dict() if data.get(name) is not None}
+            params = Params(**{name: bool(v) if name == "simplified" else float(v) for name, v in given.items()})
+            systems = data.get("systems")
+            workers = data.get("workers")
+            return cls(
+                measures=[str(name) for name in data.get("measures", defaults.measures)],  # type: ignore[union-attr]
+                params=params,
+                compat=data.get("compat") in ("authors", True),
+                missing=str(data.get("missing") or defaults.missing),  # type: ignore[arg-type]
+                aux=[str(name) for name in data.get("aux") or ()],  # type: ignore[union-attr]
+                systems=[str(name) for name in systems] if systems is not None else None,  # type: ignore[union-attr]
+                preprocess=str(data.get("preprocess") or defaults.preprocess),
+                workers=int(workers) if workers is not None else None,  # type: ignore[call-overload]
+                measure_options={
+                    str(name): dict(opts)  # type: ignore[call-overload]
+                    for name, opts in (data.get("measure_options") or {}).items()  # type: ignore[union-attr]
+                },
+                skip_unavailable=bool(data.get("skip_unavailable", False)),
+            )
+        except (TypeError, ValueError, AttributeError) as exc:
+            raise ValueError(f"not a RunOptions dictionary: {exc}") from exc
 
 
 @dataclass
@@ -125,8 +154,14 @@ def run_scores(
     ratings: RatingTable | None = None,
     cache: DistanceCache | None = None,
     progress: Progress | None = None,
+    collect: Callable[[str, str, list[DocPairs]], None] | None = None,
 ) -> RunResult:
-    """Score every system with every measure, then the HJ variants for every auxiliary measure."""
+    """Score every system with every measure, then the HJ variants for every auxiliary measure.
+
+    ``collect(label, system, docs)``, when given, receives the :class:`DocPairs` each system is scored from
+    (``label`` is the measure name, or ``hj:<aux>``), so that studies can rescore without recomputing any
+    distance (:func:`metaeval.core.studies.prepare_study`). It changes nothing in the result.
+    """
     say = progress or (lambda message: None)
     started = time.perf_counter()
     timings: dict[str, float] = {}
@@ -169,7 +204,10 @@ def run_scores(
         stats.append(stat)
         scoring = time.perf_counter()
         for system in plan.systems:
-            rows.append(ScoreRow(system, name, score_system(corpus_doc_pairs(plan, system, distance), options.params)))
+            docs = corpus_doc_pairs(plan, system, distance)
+            if collect is not None:
+                collect(name, system, docs)
+            rows.append(ScoreRow(system, name, score_system(docs, options.params)))
         timings[f"score:{name}"] = time.perf_counter() - scoring
         timings[f"distances:{name}"] = stat.seconds
         say(f"{measure.label}: {stat.computed} computed, {stat.cached} cached, {stat.seconds:.2f} s")
@@ -189,6 +227,8 @@ def run_scores(
             for system in human.systems:
                 docs, counts = human_doc_pairs(human, system, aux)
                 hj_counts[label][system] = counts
+                if collect is not None:
+                    collect(label, system, docs)
                 rows.append(
                     ScoreRow(
                         system, label, score_system(docs, options.params), counts.rated_pairs,
