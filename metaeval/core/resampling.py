@@ -337,6 +337,26 @@ def _bootstrap_system_scores(
     return out
 
 
+def system_score_intervals(
+    values: ArrayLike, weights: ArrayLike | None = None, *, n_boot: int = 1000, confidence: float = 0.95, seed: Seed,
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """``(scores, low, high)`` per system: the score (:func:`system_scores`) and its percentile bootstrap interval
+    over documents drawn with replacement (the leaderboard's error bars). A system without a score gets NaN."""
+    _validate_bootstrap("documents", n_boot, confidence)
+    matrix = _matrix(values, "values")
+    w = _weights(weights, matrix, "weights")
+    num, den = _num_den(matrix, w)
+    replicates = _bootstrap_system_scores([(num, den)], "documents", n_boot, np.random.default_rng(seed))[0]
+    tail = (1.0 - confidence) / 2.0
+    low = np.full(matrix.shape[0], np.nan)
+    high = np.full(matrix.shape[0], np.nan)
+    for row in range(matrix.shape[0]):
+        finite = replicates[:, row][np.isfinite(replicates[:, row])]
+        if len(finite):
+            low[row], high[row] = np.quantile(finite, [tail, 1.0 - tail])
+    return system_scores(matrix, weights), low, high
+
+
 def _prepare_pair(
     auto: ArrayLike, human: ArrayLike, auto_weights: ArrayLike | None, human_weights: ArrayLike | None
 ) -> tuple[NDArray, NDArray, list[tuple[NDArray, NDArray]], NDArray[np.bool_]]:

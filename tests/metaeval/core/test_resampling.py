@@ -430,3 +430,16 @@ def test_align_intersects_systems_and_unions_documents():
     # each measure's system scores are unchanged by the alignment
     np.testing.assert_allclose(system_scores(va, wa), [1.75, 5.5])
     np.testing.assert_allclose(system_scores(vh), [0.15, 0.6])
+
+
+def test_system_score_intervals_enumerable_case() -> None:
+    """One system, documents valued 0 and 1: a 2-document resample has mean 0 (p=1/4), 1/2 (p=1/2) or 1 (p=1/4),
+    so the 95% interval is [0, 1] and the score the plain mean 1/2; a constant system has a zero-width interval."""
+    from metaeval.core.resampling import system_score_intervals
+
+    scores, low, high = system_score_intervals([[0.0, 1.0], [0.3, 0.3], [np.nan, np.nan]], n_boot=2000, seed=3)
+    assert scores[0] == 0.5 and low[0] == 0.0 and high[0] == 1.0
+    assert scores[1] == pytest.approx(0.3) and low[1] == pytest.approx(0.3) and high[1] == pytest.approx(0.3)
+    assert np.isnan(scores[2]) and np.isnan(low[2]) and np.isnan(high[2])
+    again = system_score_intervals([[0.0, 1.0], [0.3, 0.3], [np.nan, np.nan]], n_boot=2000, seed=3)
+    assert np.array_equal(again[1], low, equal_nan=True)

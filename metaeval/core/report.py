@@ -1,0 +1,249 @@
+"""The researcher report: every study of the paper (sec. 7-8) and the statistics reviewers ask for, as one
+JSON-ready document (no Django).
+
+:func:`build_report` rescores a :class:`~metaeval.core.studies.StudyData` (no distance is recomputed) and adds:
+the benchmark tables (Tables 1, 7, 8) with bootstrap intervals of each system's PerSEval; the HJ correlation
+grid (Table 2) with p-values, strength labels and bootstrap intervals (systems, documents or both); permutation
+tests of "A correlates with human judgment better than B"; the beta ablation (Figure 3); stability in both
+definitions (Tables 4/6); EGISES-PerSEval rank agreement (Table 3); Borda-Kendall consensus vs HJ (Table 5); and
+rater agreement (Krippendorff's alpha with a bootstrap interval, per-rater quality). Every random step takes
+its seed from ``seed``, and the document records all settings, so a report can be regenerated exactly.
+
+Layout: ``parameters``; figure data (``leaderboard``, ``correlations``, ``beta_ablation``, ``stability``,
+``raters``) in the shape ``static/metaeval/report.js`` draws; and ``tables``: name -> list of flat rows, each
+downloadable as CSV. NaN and infinities become ``None``.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from metaeval.core import raters as rater_stats
+from metaeval.core import resampling, studies
+from metaeval.core.perseval import Params
+from metaeval.core.pipeline import HJ_PREFIX
+
+BETAS = tuple(round(1.0 + 0.1 * step, 1) for step in range(11))
+METHODS = ("pearson", "spearman", "kendall")
+#: seed offsets, so each study draws its own stream from the report's seed
+_SEEDS = {"leaderboard": 1, "correlations": 2, "permutations": 3, "stability_paper": 4, "stability_authors": 5,
+          "raters": 6}
+
+
+def build_report(
+    data: studies.StudyData,
+    *,
+    params: Params,
+    seed: int,
+    rating_rows: Sequence[Mapping[str, Any]] | None = None,
+    n_boot: int = 1000,
+    resample: str = "both",
+    confidence: float = 0.95,
+    betas: Sequence[float] = BETAS,
+    stability_samples: int = 10,
+    stability_levels: Sequence[int] = (80, 60, 40, 20),
+    n_permutations: int = 1000,
+    excluded_raters: Sequence[str] = (),
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """Everything the report page shows, for the measures and HJ labels in ``data``."""
+    say = progress or (lambda message: None)
+    scores = studies.score(data, params)
+    auto = [label for label in data.labels if not label.startswith(HJ_PREFIX)]
+    human = [label for label in data.labels if label.startswith(HJ_PREFIX)]
+    tables: dict[str, list[dict[str, Any]]] = {}
+    say("report: scores and benchmark tables")
+    leaderboard, tables["scores"] = _leaderboard(scores, n_boot, confidence, seed + _SEEDS["leaderboard"])
+    for name, rows in studies.benchmark_tables(scores, include_hj=True).items():
+        tables[f"table_{name}"] = rows
+    report: dict[str, Any] = {
+        "parameters": {
+            **params.as_dict(), "seed": seed, "n_boot": n_boot, "resample": resample, "confidence": confidence,
+            "betas": list(betas), "stability_samples": stability_samples, "stability_levels": list(stability_levels),
+            "n_permutations": n_permutations, "excluded_raters": list(excluded_raters),
+            "measures": auto, "hj_measures": human, "documents": len(data.doc_ids),
+        },
+        "leaderboard": leaderboard,
+        "leaderboard_label": "PerSEval",
+    }
+    if auto and human:
+        say("report: correlation grid with bootstrap intervals")
+        report["correlations"], tables["correlations"] = _correlations(
+            scores, auto, human, resample=resample, n_boot=n_boot, confidence=confidence,
+            seed=seed + _SEEDS["correlations"],
+        )
+        tables["permutation_tests"] = _permutation_tests(
+            scores, auto, human, resample=resample, n=n_permutations, seed=seed + _SEEDS["permutations"]
+        )
+        say("report: beta ablation")
+        ablation = studies.beta_ablation(data, betas=np.asarray(betas, dtype=float), params=params)
+        tables["beta_ablation"] = [_flat(row) for row in ablation]
+        report["beta_ablation"] = [
+            {"beta": row["beta"], "auto_measure": row["auto_measure"], "hj_measure": row["hj_measure"],
+             **{method: row[method] for method in METHODS}}
+            for row in ablation
+        ]
+        tables["borda_kendall"] = [
+            _flat(row) for label in human for row in studies.borda_vs_hj(scores, label, perseval_measures=auto)
+        ]
+        report["heatmap_method"] = "pearson"
+        report["beta_method"] = "pearson"
+    if auto:
+        tables["rank_agreement"] = [_flat(studies.rank_agreement(scores, measure)) for measure in auto]
+        say("report: stability (paper and authors' definitions)")
+        stability_rows: list[dict[str, Any]] = []
+        summary: list[dict[str, Any]] = []
+        for definition in ("paper", "authors"):
+            rows = studies.stability(
+                data, definition=definition, levels=tuple(stability_levels), samples=stability_samples,
+                seed=seed + _SEEDS[f"stability_{definition}"], params=params, measures=auto,
+            )
+            stability_rows.extend(_flat(row) for row in rows)
+            summary.extend(studies.stability_summary(rows))
+        tables["stability"] = stability_rows
+        tables["stability_summary"] = [_flat({k: v for k, v in row.items() if k != "levels"}) for row in summary]
+        report["stability"] = [
+            {"measure": row["measure"], "definition": row["definition"], "level": level,
+             "stability": values["spearman"], "kendall": values["kendall"]}
+            for row in summary for level, values in sorted(row["levels"].items(), reverse=True)
+        ]
+        report["stability_label"] = "epsilon-rank stability (mean Spearman with the full-data ranking)"
+        report["stability_axis"] = "Spearman"
+    if rating_rows:
+        say("report: rater agreement")
+        report["raters"], tables["raters"], tables["rater_agreement"] = _raters(
+            rating_rows, n_boot=n_boot, confidence=confidence, seed=seed + _SEEDS["raters"]
+        )
+    report["tables"] = tables
+    return json_safe(report)
+
+
+def _leaderboard(
+    scores: studies.Scores, n_boot: int, confidence: float, seed: int
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    board: list[dict[str, Any]] = []
+    table: list[dict[str, Any]] = []
+    for index, (label, by_system) in enumerate(scores.items()):
+        systems, _, values, weights = studies.document_matrix(scores, label, "perseval")
+        value, low, high = resampling.system_score_intervals(
+            values, weights, n_boot=n_boot, confidence=confidence, seed=seed + index
+        )
+        interval = {system: (value[i], low[i], high[i]) for i, system in enumerate(systems)}
+        for system, score in by_system.items():
+            _, lo, hi = interval.get(system, (math.nan, math.nan, math.nan))
+            board.append({"system": system, "measure": label, "value": score.perseval, "low": lo, "high": hi})
+            table.append({
+                "system": system, "measure": label, "perseval": score.perseval, "perseval_low": lo,
+                "perseval_high": hi, "egises": score.egises, "degress": score.degress, "accuracy": score.accuracy,
+                "p_acc": score.p_acc, "documents": score.documents, "readers": score.readers,
+            })
+    return board, table
+
+
+def _matrices(scores: studies.Scores, labels: Sequence[str]) -> tuple[list[str], list[np.ndarray], list[Any]]:
+    systems, _, values, weights = resampling.align(*(studies.document_matrix(scores, label) for label in labels))
+    return [str(system) for system in systems], values, weights
+
+
+def _correlations(
+    scores: studies.Scores, auto: Sequence[str], human: Sequence[str], *, resample: str, n_boot: int,
+    confidence: float, seed: int,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    figure: list[dict[str, Any]] = []
+    table: list[dict[str, Any]] = []
+    for index, (a, h) in enumerate(itertools.product(auto, human)):
+        systems, values, weights = _matrices(scores, [a, h])
+        cell = resampling.correlation_with_ci(
+            values[0], values[1], resample=resample, n_boot=n_boot, confidence=confidence, seed=seed + index,
+            auto_weights=weights[0], human_weights=weights[1],
+        )
+        table.append(_flat({"auto_measure": a, "hj_measure": h, "systems": systems, **cell}))
+        for method in METHODS:
+            figure.append({
+                "auto_measure": a, "hj_measure": h, "method": method, "r": cell[method], "p": cell[f"{method}_p"],
+                "low": cell[f"{method}_low"], "high": cell[f"{method}_high"], "strength": cell[f"{method}_label"],
+                "n": cell["n"],
+            })
+    return figure, table
+
+
+def _permutation_tests(
+    scores: studies.Scores, auto: Sequence[str], human: Sequence[str], *, resample: str, n: int, seed: int
+) -> list[dict[str, Any]]:
+    """For every HJ label and every ordered pair (A, B) of automatic measures: H0 r(A, HJ) <= r(B, HJ)."""
+    rows: list[dict[str, Any]] = []
+    index = 0
+    for h in human:
+        for a, b in itertools.permutations(auto, 2):
+            systems, values, weights = _matrices(scores, [a, b, h])
+            for method in METHODS:
+                result = resampling.permutation_test(
+                    values[0], values[1], values[2], method=method, resample=resample, n_permutations=n,
+                    seed=seed + index, a_weights=weights[0], b_weights=weights[1], human_weights=weights[2],
+                )
+                index += 1
+                rows.append(_flat({"hj_measure": h, "measure_a": a, "measure_b": b, **result.as_dict(),
+                                   "significant_0.05": result.significant(0.05)}))
+    return rows
+
+
+def _raters(
+    rows: Sequence[Mapping[str, Any]], *, n_boot: int, confidence: float, seed: int
+) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
+    overall = rater_stats.overall_report(rows, n_boot=n_boot, seed=seed, confidence=confidence)
+    per_rater = rater_stats.rater_report(rows)
+    figure = {
+        "alpha": overall.get("alpha"), "low": overall.get("low"), "high": overall.get("high"),
+        "per_rater": [
+            {"rater": row["rater"], "agreement": row.get("spearman_with_others"),
+             "alpha_without": row.get("alpha_without")}
+            for row in per_rater
+        ],
+    }
+    agreement = [_flat({"scope": "all", **{k: v for k, v in overall.items() if k != "studies"}})]
+    for study, values in (overall.get("studies") or {}).items():
+        agreement.append(_flat({"scope": f"study:{study}", **values}))
+    return figure, [_flat(row) for row in per_rater], agreement
+
+
+def _flat(row: Mapping[str, Any]) -> dict[str, Any]:
+    """One CSV-ready row: lists joined with ";", nested mappings as ``key.sub``, numpy scalars as Python."""
+    out: dict[str, Any] = {}
+    for key, value in row.items():
+        if isinstance(value, Mapping):
+            for sub, item in _flat(value).items():
+                out[f"{key}.{sub}"] = item
+        elif isinstance(value, (list, tuple)):
+            out[key] = ";".join(_text(item) for item in value)
+        else:
+            out[key] = _plain(value)
+    return out
+
+
+def _text(value: Any) -> str:
+    value = _plain(value)
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def json_safe(value: Any) -> Any:
+    """A copy with NaN/inf as None, numpy scalars and arrays as Python values, and string keys."""
+    if isinstance(value, Mapping):
+        return {str(key): json_safe(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(item) for item in value]
+    if isinstance(value, np.ndarray):
+        return json_safe(value.tolist())
+    value = _plain(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
