@@ -1,6 +1,23 @@
-"""API routes (filled in by the API module)."""
-from django.urls import path  # noqa: F401
+"""The HTTP API under /api/ (researchers only; see README "HTTP API" and the schema at /api/schema/)."""
+from django.urls import path
+
+from api import views
 
 app_name = "api"
 
-urlpatterns: list = []
+urlpatterns = [
+    path("token/", views.ObtainResearcherToken.as_view(), name="token"),
+    path("datasets/", views.DatasetList.as_view(), name="dataset-list"),
+    path("datasets/<str:name>/", views.DatasetDetail.as_view(), name="dataset-detail"),
+    path("datasets/<str:name>/systems/", views.DatasetSystems.as_view(), name="dataset-systems"),
+    path("studies/", views.StudyList.as_view(), name="study-list"),
+    path("studies/<str:slug>/", views.StudyDetail.as_view(), name="study-detail"),
+    path("studies/<str:slug>/progress/", views.StudyProgressView.as_view(), name="study-progress"),
+    path("studies/<str:slug>/ratings/", views.StudyRatings.as_view(), name="study-ratings"),
+    path("runs/", views.RunList.as_view(), name="run-list"),
+    path("runs/<int:pk>/", views.RunDetail.as_view(), name="run-detail"),
+    path("runs/<int:pk>/results/", views.RunResults.as_view(), name="run-results"),
+    # OpenAPI 3: JSON by default, YAML with ?format=yaml or Accept: application/yaml (no Swagger UI: it needs
+    # JavaScript from a CDN or the drf-spectacular-sidecar package, which is not installed)
+    path("schema/", views.SchemaView.as_view(), name="schema"),
+]

@@ -52,8 +52,12 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "drf_spectacular",
     "survey",
     "metaeval",
+    "api",
 ]
 
 MIDDLEWARE = [
@@ -125,6 +129,39 @@ X_FRAME_OPTIONS = "DENY"
 if not DEBUG and not TESTING:
     SESSION_COOKIE_SECURE = _env_bool("SECURE_COOKIES", True)
     CSRF_COOKIE_SECURE = _env_bool("SECURE_COOKIES", True)
+
+# HTTP API (/api/): researchers only, by token (``Authorization: Token <key>``) or by a logged-in session
+# (which keeps CSRF checks for unsafe methods). JSON only; the browsable API only in debug mode.
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["api.permissions.IsResearcher"],
+    "DEFAULT_RENDERER_CLASSES": [
+        "rest_framework.renderers.JSONRenderer",
+        *(["rest_framework.renderers.BrowsableAPIRenderer"] if DEBUG else []),
+    ],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "PerSEval study platform API",
+    "DESCRIPTION": (
+        "Read-only access to datasets, studies (progress, ratings export) and meta-evaluation runs, and "
+        "creation of runs. Researchers only: `Authorization: Token <key>` (POST /api/token/ with username "
+        "and password, or `manage.py drf_create_token USER`) or a logged-in session with its CSRF token."
+    ),
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_PERMISSIONS": ["api.permissions.IsResearcher"],
+    "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {
+        "StudyStatusEnum": "survey.models.Study.Status",
+        "RunStatusEnum": "metaeval.models.MetaevalRun.Status",
+    },
+}
 
 LOGGING = {
     "version": 1,

@@ -1,6 +1,8 @@
 """Stored scoring runs: what was scored (dataset, study, options, data hash) and what came out.
 
-A run is written by :func:`metaeval.services.run_execute` only; the JSON fields hold exactly
+A run is written by :mod:`metaeval.services` only: :func:`~metaeval.services.run_execute` (at once, from
+``manage.py metaeval_run``) or :func:`~metaeval.services.run_enqueue` then a worker's
+:func:`~metaeval.services.run_process` (the researcher pages). The JSON result fields hold exactly
 :func:`metaeval.cli.run_document` of the run's result (NaN and infinities as null).
 """
 from __future__ import annotations
@@ -11,9 +13,14 @@ from django.db import models
 
 class MetaevalRun(models.Model):
     class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
         RUNNING = "running", "Running"
         DONE = "done", "Done"
         FAILED = "failed", "Failed"
+
+    class Kind(models.TextChoices):
+        SCORES = "scores", "Scores"
+        REPORT = "report", "Report"
 
     dataset = models.ForeignKey("survey.Dataset", on_delete=models.PROTECT, related_name="metaeval_runs")
     study = models.ForeignKey(
@@ -28,8 +35,16 @@ class MetaevalRun(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True, help_text="When a worker took the run.")
     finished_at = models.DateTimeField(null=True, blank=True)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.RUNNING)
+    kind = models.CharField(max_length=20, choices=Kind.choices, default=Kind.SCORES)
+    progress = models.JSONField(
+        default=dict, blank=True, help_text='{"step": str, "done": int, "total": int, "messages": [the last 20]}'
+    )
+    excluded_raters = models.JSONField(
+        default=list, blank=True, help_text='Rater ids (as exported, e.g. "P12") whose ratings the run left out.'
+    )
     parameters = models.JSONField(default=dict, help_text="RunOptions.as_dict(): measures, aux, EDP/P-Acc params...")
     seed = models.BigIntegerField(null=True, blank=True, help_text="Seed of any random choice (sampling studies).")
     versions = models.JSONField(default=dict, blank=True)

@@ -1,6 +1,14 @@
 """Researcher pages for scoring runs, under /research/runs/."""
-from django.urls import path  # noqa: F401
+from django.urls import path
+
+from metaeval import views
 
 app_name = "runs"
 
-urlpatterns: list = []
+urlpatterns = [
+    path("", views.run_list, name="list"),
+    path("<int:pk>/", views.run_detail, name="detail"),
+    path("<int:pk>/status.json", views.run_status, name="status"),
+    path("<int:pk>/scores.csv", views.run_scores_csv, name="scores"),
+    path("<int:pk>/run.json", views.run_json, name="json"),
+]

@@ -3,13 +3,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable
 
 from django.db.models import QuerySet
 
 from metaeval.core.corpus import Corpus, Document, RatingTable, systems_in_order
 from metaeval.core.loaders import ratings_from_rows
 from metaeval.models import MetaevalRun
-from survey.models import RATING_MAX, RATING_MIN, Dataset, Study, Summary
+from survey.models import RATING_MAX, RATING_MIN, Assignment, Dataset, Study, Summary
 from survey.selectors import ratings_export_rows
 
 
@@ -43,11 +44,28 @@ def study_scale(*, study: Study) -> tuple[int, int]:
     return RATING_MIN, RATING_MAX
 
 
-def ratings_for_study(*, study: Study) -> RatingTable:
-    """The study's ratings (completed assignments, export order) as a :class:`RatingTable`."""
-    return ratings_from_rows(
-        ratings_export_rows(study=study), source=f"study {study.slug}", scale=study_scale(study=study)
+def ratings_for_study(*, study: Study, exclude_raters: Iterable[str] = ()) -> RatingTable:
+    """The study's ratings (completed assignments, export order) as a :class:`RatingTable`, without those of the
+    raters in ``exclude_raters`` (ids as exported: ``"P12"``)."""
+    excluded = set(exclude_raters)
+    rows = (row for row in ratings_export_rows(study=study) if row["rater"] not in excluded)
+    return ratings_from_rows(rows, source=f"study {study.slug}", scale=study_scale(study=study))
+
+
+def study_raters(*, study: Study) -> list[str]:
+    """Ids (as exported: ``"P12"``) of the study's raters with at least one completed questionnaire, in id order."""
+    ids = (
+        Assignment.objects.filter(questionnaire__study=study, completed_at__isnull=False)
+        .values_list("participant_id", flat=True)
+        .distinct()
+        .order_by("participant_id")
     )
+    return [rater_id(pk) for pk in ids]
+
+
+def rater_id(participant_id: int) -> str:
+    """A participant's rater id in the ratings export."""
+    return f"P{participant_id}"
 
 
 def data_hash(*, corpus: Corpus, ratings: RatingTable | None = None) -> str:
@@ -88,3 +106,59 @@ def run_list(
 def run_get(*, pk: int) -> MetaevalRun:
     """One stored run; raises ``MetaevalRun.DoesNotExist``."""
     return run_list().get(pk=pk)
+
+
+def run_progress(run: MetaevalRun) -> dict[str, object]:
+    """What the run page polls: status, step, done/total (and percent), the last messages, error, times."""
+    progress = run.progress if isinstance(run.progress, dict) else {}
+    done, total = int(progress.get("done") or 0), int(progress.get("total") or 0)
+    if run.status == MetaevalRun.Status.DONE:
+        percent = 100.0
+    else:
+        percent = round(100.0 * min(done, total) / total, 1) if total else 0.0
+    return {
+        "id": run.pk,
+        "status": run.status,
+        "finished": run.status in (MetaevalRun.Status.DONE, MetaevalRun.Status.FAILED),
+        "step": str(progress.get("step") or ""),
+        "done": done,
+        "total": total,
+        "percent": percent,
+        "messages": list(progress.get("messages") or []),
+        "error": run.error,
+        "created_at": _iso(run.created_at),
+        "started_at": _iso(run.started_at),
+        "finished_at": _iso(run.finished_at),
+    }
+
+
+def run_record(run: MetaevalRun) -> dict[str, object]:
+    """Everything stored about a run as JSON-ready data: who/what/when, then the fields of
+    :func:`metaeval.cli.run_document` (``models`` for the measure models) and the data hash."""
+    return {
+        "id": run.pk,
+        "kind": run.kind,
+        "status": run.status,
+        "dataset": run.dataset.name,
+        "study": run.study.slug if run.study_id else None,
+        "created_by": run.created_by.get_username() if run.created_by_id else None,
+        "created_at": _iso(run.created_at),
+        "started_at": _iso(run.started_at),
+        "finished_at": _iso(run.finished_at),
+        "seed": run.seed,
+        "excluded_raters": list(run.excluded_raters or []),
+        "data_hash": run.data_hash,
+        "error": run.error,
+        "parameters": run.parameters,
+        "versions": run.versions,
+        "timings": run.timings,
+        "distances": run.distances,
+        "scores": run.scores,
+        "hj_counts": run.hj_counts,
+        "models": run.measure_models,
+        "unavailable": run.unavailable,
+    }
+
+
+def _iso(moment) -> str | None:
+    return moment.isoformat() if moment is not None else None

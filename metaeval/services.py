@@ -1,19 +1,153 @@
 """Writes: scoring runs stored in the database.
 
-Runs take minutes on large datasets: call :func:`run_execute` from a management command or a task, never from
-a request (``manage.py metaeval_run``).
+Runs take minutes on large datasets, so a request never scores: it queues the run (:func:`run_enqueue`) and
+starts a worker process for it (:func:`run_launch`, ``manage.py metaeval_worker --run ID``), which takes it with
+:func:`run_process`. ``manage.py metaeval_run`` scores at once with :func:`run_execute`. Both write the row's
+``progress`` as the pipeline reports it, so the run page can follow either.
 """
 from __future__ import annotations
 
+import logging
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.utils import timezone
 
 from metaeval import selectors
 from metaeval.cli import run_document
 from metaeval.core.cache import DistanceCache
+from metaeval.core.measures.registry import MEASURES
 from metaeval.core.pipeline import Progress, RunOptions, run_scores
 from metaeval.models import MetaevalRun
 from survey.models import Dataset, Study
+
+log = logging.getLogger(__name__)
+
+#: how often a run's progress may be written to its row at most (seconds)
+PROGRESS_INTERVAL = 0.5
+#: how many progress messages a run keeps
+PROGRESS_MESSAGES = 20
+#: ``settings.METAEVAL_RUN_LAUNCHER``: "subprocess" (default), "inline" (tests) or "none" (a polling worker)
+LAUNCHERS = ("subprocess", "inline", "none")
+#: RunOptions fields that ``RunOptions.as_dict`` leaves out but a queued run needs to be rebuilt exactly
+EXECUTION_KEYS = ("skip_unavailable", "workers")
+
+
+class RunNotQueued(Exception):
+    """The run is not (or no longer) queued: another worker took it, or it never was."""
+
+
+class ProgressRecorder:
+    """The pipeline's progress callback for one run: keeps ``run.progress`` current (step, done/total steps, the
+    last messages) and writes it to the row at most every :data:`PROGRESS_INTERVAL` seconds.
+
+    Steps: loading the data, then one per measure and one per auxiliary measure (HJ). A measure's step is done
+    when the pipeline reports its distance counts (or that it is unavailable); an HJ step when the next starts.
+    """
+
+    def __init__(self, run: MetaevalRun, total: int, forward: Progress | None = None) -> None:
+        self.run = run
+        self.forward = forward
+        self.state: dict[str, object] = {"step": "loading data", "done": 0, "total": total, "messages": []}
+        self._hj_open = False
+        self._written = 0.0
+        self.run.progress = self.state
+        self._write(force=True)
+
+    def __call__(self, message: str) -> None:
+        if self.forward is not None:
+            self.forward(message)
+        self._record(message)
+        self._write()
+
+    def data_loaded(self) -> None:
+        self._advance()
+        self._write()
+
+    def finish(self, *, ok: bool) -> None:
+        """Final state in ``run.progress`` (the caller saves the row)."""
+        if ok:
+            self.state["done"] = self.state["total"]
+            self.state["step"] = "done"
+        else:
+            self.state["step"] = f"failed during: {self.state['step']}"
+        self.run.progress = dict(self.state)
+
+    def _record(self, message: str) -> None:
+        messages = [*self.state["messages"], message][-PROGRESS_MESSAGES:]  # type: ignore[misc]
+        self.state["messages"] = messages
+        self.state["step"] = message
+        if message.startswith("hj with "):
+            if self._hj_open:
+                self._advance()
+            self._hj_open = True
+        elif (" computed, " in message and message.endswith(" s")) or ": unavailable: " in message:
+            self._advance()
+
+    def _advance(self) -> None:
+        self.state["done"] = min(int(self.state["done"]) + 1, int(self.state["total"]))  # type: ignore[call-overload]
+
+    def _write(self, *, force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and now - self._written < PROGRESS_INTERVAL:
+            return
+        self._written = now
+        self.run.progress = dict(self.state)
+        MetaevalRun.objects.filter(pk=self.run.pk).update(progress=self.run.progress)
+
+
+def _check_study(dataset: Dataset, study: Study | None) -> None:
+    if study is not None and study.dataset_id != dataset.pk:
+        raise ValueError(f'study "{study.slug}" rates dataset "{study.dataset}", not "{dataset.name}"')
+
+
+def _execute(
+    run: MetaevalRun,
+    options: RunOptions,
+    *,
+    cache: DistanceCache | None,
+    progress: Progress | None,
+    keep_parameters: dict[str, object] | None = None,
+) -> None:
+    """Score the run's dataset (HJ from its study minus ``run.excluded_raters``) and finish the row: ``done`` with
+    the run document, or ``failed`` with the error (the exception is then re-raised with a note naming the run).
+    The stored parameters stay as they were on failure; ``keep_parameters`` are kept next to the document's."""
+    study = run.study if options.aux else None
+    recorder = ProgressRecorder(run, 1 + len(options.measures) + (len(options.aux) if study else 0), progress)
+    try:
+        corpus = selectors.corpus_from_dataset(dataset=run.dataset)
+        ratings = (
+            selectors.ratings_for_study(study=study, exclude_raters=run.excluded_raters or ())
+            if study is not None
+            else None
+        )
+        run.data_hash = selectors.data_hash(corpus=corpus, ratings=ratings)
+        recorder.data_loaded()
+        result = run_scores(corpus, options, ratings=ratings, cache=cache, progress=recorder)
+    except BaseException as exc:
+        recorder.finish(ok=False)
+        run.status = MetaevalRun.Status.FAILED
+        run.error = str(exc) or type(exc).__name__
+        run.finished_at = timezone.now()
+        run.save(update_fields=["status", "error", "data_hash", "finished_at", "progress"])
+        exc.add_note(f"stored as failed metaeval run {run.pk}")
+        raise
+    document = run_document(result)
+    for name in ("parameters", "versions", "timings", "scores", "hj_counts", "distances", "unavailable"):
+        setattr(run, name, document[name])
+    if keep_parameters:
+        run.parameters = {**document["parameters"], **keep_parameters}  # type: ignore[dict-item]
+    run.measure_models = document["models"]
+    run.status = MetaevalRun.Status.DONE
+    run.finished_at = timezone.now()
+    recorder.finish(ok=True)
+    run.save()
+    run.result = result  # type: ignore[attr-defined]
 
 
 def run_execute(
@@ -33,32 +167,176 @@ def run_execute(
     exception is re-raised (with a note naming the run). The returned run also carries the in-memory
     :class:`~metaeval.core.pipeline.RunResult` as ``run.result`` (not stored), whose floats keep NaN.
     """
-    if study is not None and study.dataset_id != dataset.pk:
-        raise ValueError(f'study "{study.slug}" rates dataset "{study.dataset}", not "{dataset.name}"')
+    _check_study(dataset, study)
+    now = timezone.now()
     run = MetaevalRun.objects.create(
         dataset=dataset,
         study=study,
         created_by=user if user is not None and user.is_authenticated else None,
         parameters=options.as_dict(),
+        started_at=now,
     )
-    try:
-        corpus = selectors.corpus_from_dataset(dataset=dataset)
-        ratings = selectors.ratings_for_study(study=study) if study is not None and options.aux else None
-        run.data_hash = selectors.data_hash(corpus=corpus, ratings=ratings)
-        result = run_scores(corpus, options, ratings=ratings, cache=cache, progress=progress)
-    except BaseException as exc:
-        run.status = MetaevalRun.Status.FAILED
-        run.error = str(exc) or type(exc).__name__
-        run.finished_at = timezone.now()
-        run.save(update_fields=["status", "error", "data_hash", "finished_at"])
-        exc.add_note(f"stored as failed metaeval run {run.pk}")
-        raise
-    document = run_document(result)
-    for name in ("parameters", "versions", "timings", "scores", "hj_counts", "distances", "unavailable"):
-        setattr(run, name, document[name])
-    run.measure_models = document["models"]
-    run.status = MetaevalRun.Status.DONE
-    run.finished_at = timezone.now()
-    run.save()
-    run.result = result  # type: ignore[attr-defined]
+    _execute(run, options, cache=cache, progress=progress)
     return run
+
+
+def run_enqueue(
+    *,
+    dataset: Dataset,
+    study: Study | None = None,
+    options: RunOptions,
+    user: AbstractBaseUser | None = None,
+    seed: int | None = None,
+    exclude_raters: Sequence[str] = (),
+) -> MetaevalRun:
+    """A ``queued`` run for a worker (:func:`run_launch`, ``manage.py metaeval_worker``).
+
+    ``parameters`` is ``options.as_dict()`` plus ``skip_unavailable`` and ``workers`` (so that
+    ``RunOptions.from_dict`` rebuilds ``options``). ``exclude_raters`` (ids as exported, e.g. ``"P12"``) are left
+    out of the study's ratings. Raises ``ValueError`` for a study of another dataset, auxiliary measures or
+    excluded raters without a study, or an unknown measure name.
+    """
+    _check_study(dataset, study)
+    if options.aux and study is None:
+        raise ValueError("auxiliary measures (HJ) need a study whose ratings they use")
+    if exclude_raters and study is None:
+        raise ValueError("excluded raters need a study")
+    unknown = [name for name in [*options.measures, *options.aux] if name not in MEASURES]
+    if unknown:
+        raise ValueError(f"unknown measure {unknown[0]!r}; choose from {', '.join(MEASURES)}")
+    if not options.measures and not options.aux:
+        raise ValueError("nothing to score: no measure and no auxiliary measure")
+    return MetaevalRun.objects.create(
+        dataset=dataset,
+        study=study,
+        created_by=user if user is not None and user.is_authenticated else None,
+        status=MetaevalRun.Status.QUEUED,
+        parameters=_stored_parameters(options),
+        seed=seed,
+        excluded_raters=list(dict.fromkeys(str(rater) for rater in exclude_raters)),
+        progress={"step": "queued", "done": 0, "total": 0, "messages": []},
+    )
+
+
+def _stored_parameters(options: RunOptions) -> dict[str, object]:
+    return {**options.as_dict(), "skip_unavailable": options.skip_unavailable, "workers": options.workers}
+
+
+def run_launch(run: MetaevalRun) -> None:
+    """Start the queued ``run`` outside the request cycle, as ``settings.METAEVAL_RUN_LAUNCHER`` says:
+
+    * ``"subprocess"`` (default): a detached ``manage.py metaeval_worker --run ID`` (output to
+      ``settings.METAEVAL_WORKER_LOG`` when set, else discarded: errors are stored on the run);
+    * ``"inline"``: :func:`run_process` right here (tests, debugging);
+    * ``"none"``: nothing; a polling ``manage.py metaeval_worker`` takes it.
+
+    A launcher that cannot start marks the run failed.
+    """
+    launcher = getattr(settings, "METAEVAL_RUN_LAUNCHER", "subprocess")
+    if callable(launcher):
+        launcher(run)
+    elif launcher == "inline":
+        run_process(run.pk)
+    elif launcher == "none":
+        return
+    elif launcher == "subprocess":
+        try:
+            _spawn_worker(run.pk)
+        except OSError as exc:
+            _fail_queued(run, f"could not start a worker: {exc}")
+    else:
+        raise ValueError(f"settings.METAEVAL_RUN_LAUNCHER must be one of {', '.join(LAUNCHERS)}, not {launcher!r}")
+
+
+def _spawn_worker(run_id: int) -> None:
+    base = Path(settings.BASE_DIR)
+    log_path = getattr(settings, "METAEVAL_WORKER_LOG", None)
+    command = [sys.executable, "manage.py", "metaeval_worker", "--run", str(run_id)]
+    if log_path:
+        Path(log_path).parent.mkdir(parents=True, exist_ok=True)
+        with open(log_path, "ab") as output:
+            subprocess.Popen(  # noqa: S603
+                command, cwd=base, start_new_session=True, stdin=subprocess.DEVNULL, stdout=output, stderr=output
+            )
+    else:
+        subprocess.Popen(  # noqa: S603
+            command, cwd=base, start_new_session=True, stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+
+
+def _fail_queued(run: MetaevalRun, error: str) -> None:
+    MetaevalRun.objects.filter(pk=run.pk, status=MetaevalRun.Status.QUEUED).update(
+        status=MetaevalRun.Status.FAILED, error=error, finished_at=timezone.now()
+    )
+    run.refresh_from_db()
+
+
+def run_claim(run_id: int) -> MetaevalRun:
+    """Take a queued run: one conditional UPDATE (queued -> running), so of two workers exactly one gets it.
+    Raises :class:`RunNotQueued` (or ``MetaevalRun.DoesNotExist``) otherwise."""
+    now = timezone.now()
+    taken = MetaevalRun.objects.filter(pk=run_id, status=MetaevalRun.Status.QUEUED).update(
+        status=MetaevalRun.Status.RUNNING, started_at=now
+    )
+    run = MetaevalRun.objects.select_related("dataset", "study").get(pk=run_id)
+    if not taken:
+        raise RunNotQueued(f"metaeval run {run_id} is {run.status}, not queued")
+    return run
+
+
+def run_process(
+    run_id: int, *, cache_dir: str | Path | None = None, use_cache: bool = True, progress: Progress | None = None
+) -> MetaevalRun:
+    """Take the queued run ``run_id`` (:func:`run_claim`), rebuild its options from the stored parameters and
+    score it as :func:`run_execute` does, writing progress to the row as the pipeline reports it.
+
+    Returns the finished run (``done``, or ``failed`` with ``error``; parameters are kept either way). Raises
+    :class:`RunNotQueued` when the run is not queued (another worker has it) and re-raises
+    ``KeyboardInterrupt``/``SystemExit`` after marking the run failed.
+    """
+    run = run_claim(run_id)
+    parameters = dict(run.parameters)
+    try:
+        if run.kind != MetaevalRun.Kind.SCORES:
+            raise ValueError(f"this worker cannot run a {run.kind!r} run")
+        options = RunOptions.from_dict(parameters)
+    except ValueError as exc:
+        run.status, run.error, run.finished_at = MetaevalRun.Status.FAILED, str(exc), timezone.now()
+        run.save(update_fields=["status", "error", "finished_at"])
+        return run
+    keep = {key: parameters[key] for key in EXECUTION_KEYS if key in parameters}
+    try:
+        if use_cache:
+            with DistanceCache(cache_dir) as cache:
+                _execute(run, options, cache=cache, progress=progress, keep_parameters=keep)
+        else:
+            _execute(run, options, cache=None, progress=progress, keep_parameters=keep)
+    except Exception as exc:  # stored on the run by _execute (or here, when the cache could not open)
+        if run.status != MetaevalRun.Status.FAILED:
+            run.status, run.error, run.finished_at = MetaevalRun.Status.FAILED, str(exc), timezone.now()
+            run.save(update_fields=["status", "error", "finished_at"])
+        log.warning("metaeval run %s failed: %s", run.pk, run.error, exc_info=True)
+    return run
+
+
+def run_process_queued(*, limit: int | None = None, **process: object) -> list[MetaevalRun]:
+    """Process queued runs, oldest first, until none is left (or ``limit`` were processed); runs that another
+    worker takes meanwhile are skipped. Returns the runs this call processed."""
+    processed: list[MetaevalRun] = []
+    while limit is None or len(processed) < limit:
+        queued = list(
+            MetaevalRun.objects.filter(status=MetaevalRun.Status.QUEUED).order_by("created_at", "pk")
+            .values_list("pk", flat=True)[:20]
+        )
+        if not queued:
+            break
+        for run_id in queued:
+            if limit is not None and len(processed) >= limit:
+                break
+            try:
+                processed.append(run_process(run_id, **process))  # type: ignore[arg-type]
+            except (RunNotQueued, MetaevalRun.DoesNotExist):
+                continue
+    return processed
+

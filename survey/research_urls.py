@@ -7,5 +7,6 @@ app_name = "research"
 urlpatterns = [
     path("", research_views.home, name="home"),
     path("studies/<slug:slug>/", research_views.study_detail, name="study"),
+    path("studies/<slug:slug>/progress.json", research_views.study_progress_json, name="study_progress"),
     path("studies/<slug:slug>/ratings.<str:fmt>", research_views.ratings_download, name="ratings"),
 ]

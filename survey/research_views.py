@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 import io
+from dataclasses import asdict
 from functools import wraps
 
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
 
 from survey import exporting, selectors
@@ -46,6 +47,14 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "research/study.html",
         {"study": study, "progress": progress, "participant_url": participant_url},
     )
+
+
+@researcher_required
+def study_progress_json(request: HttpRequest, slug: str) -> JsonResponse:
+    """``selectors.study_progress`` as JSON, for the live study page."""
+    study = get_object_or_404(Study, slug=slug)
+    progress = selectors.study_progress(study)
+    return JsonResponse({"study": study.slug, "status": study.status, **asdict(progress), "percent": progress.percent})
 
 
 @researcher_required

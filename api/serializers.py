@@ -1,0 +1,334 @@
+"""What the API reads and writes. Read serializers are plain views of models and selector results; the run
+request serializer only validates (the run is queued by ``metaeval.services.run_enqueue``)."""
+from __future__ import annotations
+
+import re
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+from rest_framework.reverse import reverse
+
+from api import selectors as api_selectors
+from metaeval import selectors as metaeval_selectors
+from metaeval.core.measures.registry import MEASURES, NEURAL, measure_option_names
+from metaeval.core.pipeline import COLUMNS, RunOptions
+from metaeval.models import MetaevalRun
+from survey.models import Dataset, Study
+
+#: with a study and no ``aux``, the HJ variants use ROUGE-L (as ``manage.py metaeval_run`` and the run form)
+DEFAULT_AUX = ["rouge_l"]
+_RATER = re.compile(r"^[Pp]?(\d+)$")
+
+
+# ---------------------------------------------------------------------------------------------- datasets
+
+
+class DatasetSerializer(serializers.ModelSerializer):
+    documents = serializers.IntegerField(source="document_count", read_only=True)
+    readers = serializers.IntegerField(source="reader_count", read_only=True)
+    systems = serializers.IntegerField(
+        source="system_count", read_only=True, help_text="Systems with summaries, the readers' own (user) left out."
+    )
+    summaries = serializers.IntegerField(source="summary_count", read_only=True)
+    studies = serializers.IntegerField(source="study_count", read_only=True)
+
+    class Meta:
+        model = Dataset
+        fields = ["name", "description", "source", "created_at", "documents", "readers", "systems", "summaries",
+                  "studies"]
+
+
+class SystemSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    kind = serializers.CharField()
+    variant = serializers.CharField()
+    description = serializers.CharField()
+    summaries = serializers.IntegerField(source="summary_count", help_text="Summaries in this dataset.")
+
+
+# ----------------------------------------------------------------------------------------------- studies
+
+
+class StudySerializer(serializers.ModelSerializer):
+    dataset = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    systems = serializers.SlugRelatedField(slug_field="name", many=True, read_only=True)
+
+    class Meta:
+        model = Study
+        fields = [
+            "slug", "title", "dataset", "status", "systems", "systems_per_questionnaire", "raters_per_questionnaire",
+            "assignment_timeout_minutes", "pair_mode", "pairs_per_document", "seed", "scale_labels", "created_at",
+        ]
+
+
+class StudyProgressSerializer(serializers.Serializer):
+    """``survey.selectors.study_progress``."""
+
+    questionnaires = serializers.IntegerField()
+    complete = serializers.IntegerField(help_text="Questionnaires with every slot completed.")
+    in_progress = serializers.IntegerField(help_text="Some slot held or completed, not all completed.")
+    open = serializers.IntegerField(help_text="Nothing held.")
+    ratings_sets = serializers.IntegerField(help_text="Completed assignments.")
+    ratings_sets_needed = serializers.IntegerField()
+    participants = serializers.IntegerField(help_text="Participants with a completed questionnaire.")
+    percent = serializers.FloatField()
+    ratings_per_system = serializers.DictField(child=serializers.IntegerField())
+
+
+class StudyDetailSerializer(StudySerializer):
+    progress = serializers.SerializerMethodField()
+
+    class Meta(StudySerializer.Meta):
+        fields = [*StudySerializer.Meta.fields, "instructions", "completion_url", "progress"]
+
+    @extend_schema_field(StudyProgressSerializer)
+    def get_progress(self, study: Study) -> dict:
+        """The view passes ``survey.selectors.study_progress(study)`` as ``context["progress"]``."""
+        return StudyProgressSerializer(self.context["progress"]).data
+
+
+# -------------------------------------------------------------------------------------------------- runs
+
+
+class RunProgressSerializer(serializers.Serializer):
+    """``metaeval.selectors.run_progress`` (what the run page polls)."""
+
+    step = serializers.CharField()
+    done = serializers.IntegerField()
+    total = serializers.IntegerField()
+    percent = serializers.FloatField()
+    messages = serializers.ListField(child=serializers.CharField())
+
+
+class RunSerializer(serializers.ModelSerializer):
+    """A run without its results (those are under ``/api/runs/{id}/results/``)."""
+
+    dataset = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    study = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    progress = serializers.SerializerMethodField()
+    results = serializers.SerializerMethodField(help_text="Where the score table is, once the run is done.")
+
+    class Meta:
+        model = MetaevalRun
+        fields = [
+            "id", "kind", "status", "dataset", "study", "created_by", "created_at", "started_at", "finished_at",
+            "progress", "parameters", "seed", "excluded_raters", "versions", "data_hash", "timings", "unavailable",
+            "measure_models", "error", "results",
+        ]
+        read_only_fields = fields
+
+    @extend_schema_field(RunProgressSerializer)
+    def get_progress(self, run: MetaevalRun) -> dict:
+        progress = metaeval_selectors.run_progress(run)
+        return {key: progress[key] for key in ("step", "done", "total", "percent", "messages")}
+
+    @extend_schema_field(serializers.URLField(allow_null=True))
+    def get_results(self, run: MetaevalRun) -> str | None:
+        if run.status != MetaevalRun.Status.DONE:
+            return None
+        return reverse("api:run-results", kwargs={"pk": run.pk}, request=self.context.get("request"))
+
+
+class RunListSerializer(RunSerializer):
+    class Meta(RunSerializer.Meta):
+        fields = [
+            "id", "kind", "status", "dataset", "study", "created_by", "created_at", "started_at", "finished_at",
+            "parameters", "seed", "excluded_raters", "data_hash", "error", "results",
+        ]
+        read_only_fields = fields
+
+
+class ScoreRowSerializer(serializers.Serializer):
+    """One row of the score table (``metaeval.core.pipeline.COLUMNS``); NaN is null."""
+
+    system = serializers.CharField()
+    measure = serializers.CharField(help_text='A distance measure, or "hj:<aux>" for an HJ variant.')
+    egises = serializers.FloatField(allow_null=True)
+    degress = serializers.FloatField(allow_null=True)
+    perseval = serializers.FloatField(allow_null=True)
+    accuracy = serializers.FloatField(allow_null=True)
+    p_acc = serializers.FloatField(allow_null=True)
+    egises_accuracy = serializers.FloatField(allow_null=True)
+    documents = serializers.IntegerField(allow_null=True)
+    readers = serializers.IntegerField(allow_null=True)
+    rows = serializers.IntegerField(allow_null=True)
+    rated_pairs = serializers.IntegerField(allow_null=True)
+    skipped_pairs = serializers.IntegerField(allow_null=True)
+
+
+assert tuple(ScoreRowSerializer._declared_fields) == COLUMNS, "ScoreRowSerializer must follow pipeline.COLUMNS"
+
+
+class RunResultsSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.CharField()
+    columns = serializers.ListField(child=serializers.CharField())
+    scores = ScoreRowSerializer(many=True)
+    hj_counts = serializers.DictField(
+        child=serializers.DictField(child=serializers.DictField(child=serializers.IntegerField())),
+        help_text="hj:<aux> -> system -> counts of rated and skipped pairs.",
+    )
+    distances = serializers.ListField(child=serializers.DictField(), help_text="Per-measure distance statistics.")
+    unavailable = serializers.DictField(child=serializers.CharField())
+    measure_models = serializers.DictField(child=serializers.CharField())
+
+    @staticmethod
+    def of(run: MetaevalRun) -> dict[str, object]:
+        return {
+            "id": run.pk, "status": run.status, "columns": list(COLUMNS),
+            # rows keep the COLUMNS order whatever order the database returns the JSON keys in
+            "scores": [{column: row.get(column) for column in COLUMNS} for row in run.scores],
+            "hj_counts": run.hj_counts, "distances": run.distances, "unavailable": run.unavailable,
+            "measure_models": run.measure_models,
+        }
+
+
+class NameListField(serializers.ListField):
+    """A list of names, or one comma-separated string (``"rouge_l,jsd"``); blanks dropped, duplicates merged."""
+
+    child = serializers.CharField(allow_blank=True)
+
+    def to_internal_value(self, data):
+        if isinstance(data, str):
+            data = data.split(",")
+        names = super().to_internal_value(data)
+        return list(dict.fromkeys(name.strip() for name in names if name.strip()))
+
+
+class RunCreateSerializer(serializers.Serializer):
+    """A run request. Unknown dataset, study, measure, system or rater ids are errors of their field."""
+
+    dataset = serializers.CharField(help_text="Dataset name.")
+    study = serializers.CharField(
+        required=False, allow_null=True, allow_blank=True,
+        help_text="Slug of a study of that dataset whose ratings give the HJ variants.",
+    )
+    measures = NameListField(
+        required=False, help_text=f"Distance measures (default rouge_l): {', '.join(MEASURES)}."
+    )
+    aux = NameListField(
+        required=False,
+        help_text="Auxiliary measures of the HJ variants; need a study (with a study and none given: rouge_l).",
+    )
+    beta = serializers.FloatField(required=False, help_text="EDP beta, > 0 (default 1.0; the paper uses 1.7).")
+    alpha = serializers.FloatField(required=False, help_text="EDP alpha (default 3).")
+    gamma = serializers.FloatField(required=False, help_text="ADP/ACP gamma (default 4).")
+    delta = serializers.FloatField(required=False, help_text="ADP/ACP delta (default 1).")
+    pacc_alpha = serializers.FloatField(required=False, help_text="P-Acc alpha (default 0.5).")
+    pacc_beta = serializers.FloatField(required=False, help_text="P-Acc beta (default 1).")
+    simplified = serializers.BooleanField(required=False, default=False)
+    compat = serializers.BooleanField(
+        required=False, default=False, help_text="The authors' compatibility mode (--compat authors)."
+    )
+    missing = serializers.ChoiceField(choices=["error", "drop"], default="error",
+                                      help_text="A missing summary fails the run, or drops the reader.")
+    preprocess = serializers.ChoiceField(choices=["none", "authors"], default="none")
+    systems = NameListField(required=False, help_text="Systems to score (default: all of the dataset).")
+    exclude_raters = NameListField(
+        required=False, help_text='Rater ids as in the ratings export ("P12" or 12) to leave out; need a study.'
+    )
+    measure_options = serializers.DictField(
+        child=serializers.DictField(), required=False,
+        help_text='Options of the neural measures, e.g. {"infolm": {"temperature": 0.25}}.',
+    )
+
+    def to_internal_value(self, data):
+        # "compat": "authors" (as the CLI writes it) is accepted besides true/false
+        if isinstance(data, dict) and data.get("compat") in ("authors", "none", None):
+            data = {**data, "compat": data.get("compat") == "authors"}
+        return super().to_internal_value(data)
+
+    def validate_dataset(self, name: str) -> Dataset:
+        dataset = api_selectors.dataset_find(name=name)
+        if dataset is None:
+            known = ", ".join(Dataset.objects.values_list("name", flat=True)) or "none"
+            raise serializers.ValidationError(f'Unknown dataset "{name}" (known: {known}).')
+        return dataset
+
+    def validate_study(self, slug: str | None) -> Study | None:
+        if not slug:
+            return None
+        study = api_selectors.study_find(slug=slug)
+        if study is None:
+            raise serializers.ValidationError(f'Unknown study "{slug}".')
+        return study
+
+    @staticmethod
+    def _check_measures(names: list[str]) -> list[str]:
+        unknown = [name for name in names if name not in MEASURES]
+        if unknown:
+            raise serializers.ValidationError(
+                f"Unknown measure {', '.join(unknown)} (choose from {', '.join(MEASURES)})."
+            )
+        return names
+
+    def validate_measures(self, names: list[str]) -> list[str]:
+        return self._check_measures(names)
+
+    def validate_aux(self, names: list[str]) -> list[str]:
+        return self._check_measures(names)
+
+    def validate_beta(self, beta: float) -> float:
+        if not beta > 0:
+            raise serializers.ValidationError("Beta must be positive.")
+        return beta
+
+    def validate_exclude_raters(self, names: list[str]) -> list[str]:
+        bad = [name for name in names if _RATER.match(name) is None]
+        if bad:
+            raise serializers.ValidationError(f"Not a rater id: {', '.join(bad)} (write P12 or 12).")
+        return list(dict.fromkeys(metaeval_selectors.rater_id(int(_RATER.match(n).group(1))) for n in names))
+
+    def validate_measure_options(self, value: dict) -> dict:
+        for name, options in value.items():
+            if name not in NEURAL:
+                raise serializers.ValidationError(f"Only {', '.join(NEURAL)} take options, not {name!r}.")
+            allowed = measure_option_names(name)
+            unknown = sorted(set(options) - set(allowed))
+            if unknown:
+                raise serializers.ValidationError(
+                    f"{name} has no option {', '.join(unknown)} (it takes {', '.join(allowed)})."
+                )
+        return value
+
+    def validate(self, data: dict) -> dict:
+        errors: dict[str, str] = {}
+        dataset, study = data["dataset"], data.get("study")
+        if study is not None and study.dataset_id != dataset.pk:
+            errors["study"] = f'Study "{study.slug}" rates dataset "{study.dataset.name}", not "{dataset.name}".'
+        if data.get("aux") and study is None:
+            errors["aux"] = "Auxiliary measures (HJ) need a study whose ratings they use."
+        excluded = data.get("exclude_raters") or []
+        if excluded and study is None:
+            errors["exclude_raters"] = "Excluding raters needs a study."
+        elif excluded and "study" not in errors:
+            known = set(metaeval_selectors.study_raters(study=study))
+            unknown = [rater for rater in excluded if rater not in known]
+            if unknown:
+                errors["exclude_raters"] = f"Not a rater of {study.slug}: {', '.join(unknown)}."
+        if "measures" in data and not data["measures"] and not data.get("aux"):
+            errors["measures"] = "Give at least one measure."
+        if data.get("systems"):
+            known_systems = set(api_selectors.dataset_systems(dataset=dataset).values_list("name", flat=True))
+            unknown_systems = [name for name in data["systems"] if name not in known_systems]
+            if unknown_systems:
+                errors["systems"] = f"Not a system of dataset {dataset.name}: {', '.join(unknown_systems)}."
+        if errors:
+            raise serializers.ValidationError(errors)
+        return data
+
+    def run_options(self) -> RunOptions:
+        """The validated request as :class:`RunOptions` (``RunOptions.from_dict`` fills in the defaults).
+
+        A neural measure whose model is not on the server is listed under ``unavailable`` instead of failing
+        the run (as on the run form)."""
+        data = dict(self.validated_data)
+        if data.get("study") is not None and not data.get("aux"):
+            data["aux"] = list(DEFAULT_AUX)
+        parameters = {
+            key: value for key, value in data.items() if key not in ("dataset", "study", "exclude_raters")
+        }
+        parameters["compat"] = "authors" if data.get("compat") else None
+        parameters["skip_unavailable"] = True
+        return RunOptions.from_dict(parameters)

@@ -1,0 +1,320 @@
+"""The HTTP API (/api/): thin views. Reads go through the selectors (``api.selectors``, ``survey.selectors``,
+``metaeval.selectors``), writes through ``metaeval.services``; every endpoint is for researchers only
+(``api.permissions.IsResearcher``, the default permission)."""
+from __future__ import annotations
+
+import io
+from collections.abc import Iterable, Iterator
+from itertools import islice
+
+from django.http import Http404, StreamingHttpResponse
+from drf_spectacular.renderers import (
+    OpenApiJsonRenderer,
+    OpenApiJsonRenderer2,
+    OpenApiYamlRenderer,
+    OpenApiYamlRenderer2,
+)
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
+from drf_spectacular.views import SpectacularAPIView
+from rest_framework import serializers, status
+from rest_framework.authtoken.models import Token
+from rest_framework.authtoken.serializers import AuthTokenSerializer
+from rest_framework.authtoken.views import ObtainAuthToken
+from rest_framework.exceptions import PermissionDenied, ValidationError
+from rest_framework.negotiation import DefaultContentNegotiation
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from api import selectors
+from api.serializers import (
+    DatasetSerializer,
+    RunCreateSerializer,
+    RunListSerializer,
+    RunResultsSerializer,
+    RunSerializer,
+    StudyDetailSerializer,
+    StudyProgressSerializer,
+    StudySerializer,
+    SystemSerializer,
+)
+from metaeval import selectors as metaeval_selectors
+from metaeval import services as metaeval_services
+from metaeval.models import MetaevalRun
+from survey import exporting
+from survey import selectors as survey_selectors
+from survey.models import Dataset, Study
+from survey.research_views import is_researcher
+
+EXPORT_CONTENT_TYPES = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson; charset=utf-8"}
+EXPORT_BATCH = 1000
+
+_DETAIL = inline_serializer("Detail", {"detail": serializers.CharField()})
+_ERRORS = {401: _DETAIL, 403: _DETAIL}
+
+
+def _dataset(name: str) -> Dataset:
+    try:
+        return selectors.dataset_get(name=name)
+    except Dataset.DoesNotExist:
+        raise Http404(f'No dataset "{name}".') from None
+
+
+def _study(slug: str) -> Study:
+    try:
+        return selectors.study_get(slug=slug)
+    except Study.DoesNotExist:
+        raise Http404(f'No study "{slug}".') from None
+
+
+def _run(pk: int) -> MetaevalRun:
+    try:
+        return metaeval_selectors.run_get(pk=pk)
+    except MetaevalRun.DoesNotExist:
+        raise Http404(f"No run {pk}.") from None
+
+
+# ---------------------------------------------------------------------------------------------- datasets
+
+
+class DatasetList(APIView):
+    @extend_schema(summary="Datasets", responses={200: DatasetSerializer(many=True), **_ERRORS}, tags=["datasets"])
+    def get(self, request: Request) -> Response:
+        return Response(DatasetSerializer(selectors.dataset_list(), many=True).data)
+
+
+class DatasetDetail(APIView):
+    @extend_schema(summary="One dataset, with its counts", responses={200: DatasetSerializer, 404: _DETAIL, **_ERRORS},
+                   tags=["datasets"])
+    def get(self, request: Request, name: str) -> Response:
+        return Response(DatasetSerializer(_dataset(name)).data)
+
+
+class DatasetSystems(APIView):
+    @extend_schema(
+        summary="The systems of a dataset",
+        description="Systems with summaries in the dataset (not the readers' own, `user`), by name.",
+        responses={200: SystemSerializer(many=True), 404: _DETAIL, **_ERRORS},
+        tags=["datasets"],
+    )
+    def get(self, request: Request, name: str) -> Response:
+        systems = selectors.dataset_systems(dataset=_dataset(name))
+        return Response(SystemSerializer(systems, many=True).data)
+
+
+# ----------------------------------------------------------------------------------------------- studies
+
+
+class StudyList(APIView):
+    @extend_schema(
+        summary="Studies, newest first",
+        parameters=[OpenApiParameter("dataset", str, description="Only the studies of this dataset.")],
+        responses={200: StudySerializer(many=True), 400: OpenApiTypes.OBJECT, **_ERRORS},
+        tags=["studies"],
+    )
+    def get(self, request: Request) -> Response:
+        name = request.query_params.get("dataset")
+        dataset = None
+        if name:
+            dataset = selectors.dataset_find(name=name)
+            if dataset is None:
+                raise ValidationError({"dataset": [f'Unknown dataset "{name}".']})
+        return Response(StudySerializer(selectors.study_list(dataset=dataset), many=True).data)
+
+
+class StudyDetail(APIView):
+    @extend_schema(summary="One study, with its progress",
+                   responses={200: StudyDetailSerializer, 404: _DETAIL, **_ERRORS}, tags=["studies"])
+    def get(self, request: Request, slug: str) -> Response:
+        study = _study(slug)
+        context = {"request": request, "progress": survey_selectors.study_progress(study)}
+        return Response(StudyDetailSerializer(study, context=context).data)
+
+
+class StudyProgressView(APIView):
+    @extend_schema(summary="A study's progress",
+                   responses={200: StudyProgressSerializer, 404: _DETAIL, **_ERRORS}, tags=["studies"])
+    def get(self, request: Request, slug: str) -> Response:
+        return Response(StudyProgressSerializer(survey_selectors.study_progress(_study(slug))).data)
+
+
+class _IgnoreFormatNegotiation(DefaultContentNegotiation):
+    """The export picks its format from ``?as=`` (or ``?format=``) itself; errors are always JSON."""
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        return renderers[0], renderers[0].media_type
+
+
+def ratings_stream(rows: Iterable[dict[str, object]], fmt: str, batch: int = EXPORT_BATCH) -> Iterator[str]:
+    """``survey.exporting.write_ratings`` output in pieces: the same text, ``batch`` rows at a time."""
+
+    def render(part: list[dict[str, object]]) -> str:
+        out = io.StringIO()
+        exporting.write_ratings(part, out, fmt)
+        return out.getvalue()
+
+    header = render([])  # the CSV header line (empty for JSON Lines)
+    if header:
+        yield header
+    rows = iter(rows)
+    while part := list(islice(rows, batch)):
+        yield render(part)[len(header):]
+
+
+class StudyRatings(APIView):
+    content_negotiation_class = _IgnoreFormatNegotiation
+
+    @extend_schema(
+        summary="A study's ratings",
+        description=(
+            "Every rating of the study's completed questionnaires in the export layout of `manage.py "
+            "export_ratings` (`doc_id,system,uid1,uid2,rating,rater,study,questionnaire,shown_position,swapped,"
+            "claimed_at,completed_at,rated_at`), streamed. Choose the format with `?as=csv` (default) or "
+            "`?as=jsonl`; `?format=` is accepted as a synonym."
+        ),
+        parameters=[OpenApiParameter("as", str, enum=list(exporting.FORMATS), default="csv",
+                                     description="csv (with a header line) or jsonl (one JSON object a line)")],
+        responses={
+            (200, "text/csv"): OpenApiResponse(OpenApiTypes.STR, description="CSV with a header line"),
+            (200, "application/x-ndjson"): OpenApiResponse(OpenApiTypes.STR, description="JSON Lines"),
+            (400, "application/json"): OpenApiTypes.OBJECT,
+            (401, "application/json"): _DETAIL,
+            (403, "application/json"): _DETAIL,
+            (404, "application/json"): _DETAIL,
+        },
+        tags=["studies"],
+    )
+    def get(self, request: Request, slug: str) -> StreamingHttpResponse:
+        fmt = request.query_params.get("as") or request.query_params.get("format") or "csv"
+        if fmt not in exporting.FORMATS:
+            raise ValidationError({"as": [f"Unknown format \"{fmt}\"; choose {' or '.join(exporting.FORMATS)}."]})
+        study = _study(slug)
+        response = StreamingHttpResponse(
+            ratings_stream(survey_selectors.ratings_export_rows(study=study), fmt),
+            content_type=EXPORT_CONTENT_TYPES[fmt],
+        )
+        response["Content-Disposition"] = f'attachment; filename="{study.slug}-ratings.{fmt}"'
+        return response
+
+
+# -------------------------------------------------------------------------------------------------- runs
+
+
+class RunList(APIView):
+    @extend_schema(
+        summary="Runs, newest first",
+        description="Without their results (see `/api/runs/{id}/results/`).",
+        parameters=[
+            OpenApiParameter("dataset", str, description="Only runs of this dataset."),
+            OpenApiParameter("study", str, description="Only runs of this study."),
+            OpenApiParameter("status", str, enum=list(MetaevalRun.Status.values),
+                             description="Only runs in this state."),
+        ],
+        responses={200: RunListSerializer(many=True), 400: OpenApiTypes.OBJECT, **_ERRORS},
+        tags=["runs"],
+    )
+    def get(self, request: Request) -> Response:
+        params = request.query_params
+        errors: dict[str, list[str]] = {}
+        dataset = study = None
+        if params.get("dataset"):
+            dataset = selectors.dataset_find(name=params["dataset"])
+            if dataset is None:
+                errors["dataset"] = [f'Unknown dataset "{params["dataset"]}".']
+        if params.get("study"):
+            study = selectors.study_find(slug=params["study"])
+            if study is None:
+                errors["study"] = [f'Unknown study "{params["study"]}".']
+        state = params.get("status") or None
+        if state is not None and state not in MetaevalRun.Status.values:
+            errors["status"] = [f"Unknown status \"{state}\"; choose {', '.join(MetaevalRun.Status.values)}."]
+        if errors:
+            raise ValidationError(errors)
+        runs = metaeval_selectors.run_list(dataset=dataset, study=study, status=state)
+        return Response(RunListSerializer(runs, many=True, context={"request": request}).data)
+
+    @extend_schema(
+        summary="Start a run",
+        description=(
+            "Queues the run and starts a worker for it (`metaeval.services.run_enqueue`, `run_launch`); the "
+            "answer is the run as it is then (queued, running, or already done/failed with an inline launcher). "
+            "Follow it with `GET /api/runs/{id}/`. With a study and no `aux`, the HJ variants use rouge_l. "
+            "A neural measure whose model is not on the server is listed under `unavailable`."
+        ),
+        request=RunCreateSerializer,
+        responses={201: RunSerializer, 400: OpenApiTypes.OBJECT, **_ERRORS},
+        tags=["runs"],
+    )
+    def post(self, request: Request) -> Response:
+        serializer = RunCreateSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        try:
+            run = metaeval_services.run_enqueue(
+                dataset=data["dataset"], study=data.get("study"), options=serializer.run_options(),
+                user=request.user, exclude_raters=data.get("exclude_raters") or (),
+            )
+        except ValueError as exc:  # the service's own checks (the serializer makes the same ones first)
+            raise ValidationError({"non_field_errors": [str(exc)]}) from exc
+        metaeval_services.run_launch(run)
+        run = metaeval_selectors.run_get(pk=run.pk)
+        return Response(RunSerializer(run, context={"request": request}).data, status=status.HTTP_201_CREATED)
+
+
+class RunDetail(APIView):
+    @extend_schema(summary="One run: state, progress, parameters, provenance",
+                   responses={200: RunSerializer, 404: _DETAIL, **_ERRORS}, tags=["runs"])
+    def get(self, request: Request, pk: int) -> Response:
+        return Response(RunSerializer(_run(pk), context={"request": request}).data)
+
+
+class RunResults(APIView):
+    @extend_schema(
+        summary="A finished run's score table",
+        description="The score table (one row per system and measure; NaN as null) and the HJ pair counts. "
+        "409 while the run is queued or running, or when it failed.",
+        responses={200: RunResultsSerializer, 404: _DETAIL, 409: OpenApiTypes.OBJECT, **_ERRORS},
+        tags=["runs"],
+    )
+    def get(self, request: Request, pk: int) -> Response:
+        run = _run(pk)
+        if run.status != MetaevalRun.Status.DONE:
+            detail = f"Run {run.pk} is {run.status}" + (f": {run.error}" if run.error else "; no results yet.")
+            return Response({"detail": detail, "status": run.status}, status=status.HTTP_409_CONFLICT)
+        return Response(RunResultsSerializer(RunResultsSerializer.of(run)).data)
+
+
+# ------------------------------------------------------------------------------------------------ schema
+
+
+class SchemaView(SpectacularAPIView):
+    """The OpenAPI 3 document: JSON unless YAML is asked for (``?format=yaml`` or ``Accept: application/yaml``)."""
+
+    renderer_classes = [OpenApiJsonRenderer2, OpenApiJsonRenderer, OpenApiYamlRenderer, OpenApiYamlRenderer2]
+
+
+# ------------------------------------------------------------------------------------------------- token
+
+
+class ObtainResearcherToken(ObtainAuthToken):
+    """``rest_framework.authtoken``'s token view, for researchers only: other accounts get 403 and no token."""
+
+    @extend_schema(
+        summary="Get your API token",
+        description="POST `username` and `password` (JSON or form); use the answer as `Authorization: Token <key>`. "
+        "The same key every time, until an admin deletes it.",
+        request=AuthTokenSerializer,
+        responses={200: inline_serializer("Token", {"token": serializers.CharField()}), 400: OpenApiTypes.OBJECT,
+                   403: _DETAIL},
+        auth=[],
+        tags=["auth"],
+    )
+    def post(self, request: Request, *args, **kwargs) -> Response:
+        serializer = self.get_serializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        user = serializer.validated_data["user"]
+        if not is_researcher(user):
+            raise PermissionDenied("Researcher access required.")
+        token, _ = Token.objects.get_or_create(user=user)
+        return Response({"token": token.key})

@@ -1,0 +1,209 @@
+"""Researcher pages for scoring runs (/research/runs/): list and start runs, follow one, download its results.
+
+Login and the researcher role (or staff) required, as for the study pages. A POST only queues the run and starts a
+worker for it (``metaeval.services.run_launch``); the run page polls ``status.json`` until it is finished.
+"""
+from __future__ import annotations
+
+import io
+import json
+import math
+import re
+
+from django import forms
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_http_methods
+
+from metaeval import selectors, services
+from metaeval.cli import write_csv
+from metaeval.core.measures.registry import LEXICAL, MEASURES, NEURAL
+from metaeval.core.perseval import Params
+from metaeval.core.pipeline import COLUMNS, RunOptions
+from metaeval.models import MetaevalRun
+from survey.models import Dataset, Study
+from survey.research_views import researcher_required
+
+DEFAULT_AUX = ["rouge_l"]  # as manage.py metaeval_run: HJ with ROUGE-L when a study is chosen without aux measures
+BETA_RANGE = (-10.0, 10.0)  # EDP's beta is an exponent of 10 (S_{a,b}); beyond this the sigmoid saturates
+FLOAT_COLUMNS = ("egises", "degress", "perseval", "accuracy", "p_acc", "egises_accuracy")
+_RATER = re.compile(r"^[Pp]?(\d+)$")
+
+
+def _measure_choices() -> list[tuple[str, str]]:
+    return [(name, f"{name} (neural)" if name in NEURAL else name) for name in MEASURES]
+
+
+class RunForm(forms.Form):
+    """What a researcher may choose for a run; :meth:`run_options` turns it into :class:`RunOptions`."""
+
+    dataset = forms.ModelChoiceField(queryset=Dataset.objects.order_by("name"), to_field_name="name", empty_label=None)
+    study = forms.ModelChoiceField(
+        queryset=Study.objects.select_related("dataset").order_by("slug"),
+        required=False,
+        to_field_name="slug",
+        empty_label="none (automatic measures only)",
+        help_text="Its ratings give the human-judgment (HJ) variants; it must rate the chosen dataset.",
+    )
+    measures = forms.MultipleChoiceField(
+        choices=_measure_choices, initial=list(LEXICAL), required=False, widget=forms.CheckboxSelectMultiple
+    )
+    aux = forms.MultipleChoiceField(
+        label="Aux measures (HJ)",
+        choices=_measure_choices,
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="Need a study; with a study and none checked, ROUGE-L.",
+    )
+    beta = forms.FloatField(
+        initial=1.7, min_value=BETA_RANGE[0], max_value=BETA_RANGE[1], help_text="EDP beta (the paper's 1.7)."
+    )
+    compat = forms.BooleanField(required=False, label="Authors' compatibility mode (--compat authors)")
+    missing = forms.ChoiceField(
+        choices=[("error", "fail the run"), ("drop", "drop the reader")], initial="error",
+        label="Missing summary",
+    )
+    exclude_raters = forms.CharField(
+        required=False,
+        label="Exclude raters",
+        help_text="Comma-separated rater ids as in the ratings export (P12, P15); needs a study.",
+    )
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["study"].label_from_instance = lambda s: f"{s.slug} ({s.dataset.name})"
+
+    def clean_exclude_raters(self) -> list[str]:
+        text = self.cleaned_data.get("exclude_raters") or ""
+        ids, bad = [], []
+        for part in re.split(r"[\s,;]+", text.strip()):
+            if not part:
+                continue
+            match = _RATER.match(part)
+            if match is None:
+                bad.append(part)
+            else:
+                ids.append(selectors.rater_id(int(match.group(1))))
+        if bad:
+            raise forms.ValidationError(f"not a rater id: {', '.join(bad)} (write P12 or 12)")
+        return list(dict.fromkeys(ids))
+
+    def clean(self) -> dict:
+        data = super().clean()
+        dataset, study = data.get("dataset"), data.get("study")
+        if dataset is not None and study is not None and study.dataset_id != dataset.pk:
+            self.add_error("study", f'Study "{study.slug}" rates dataset "{study.dataset.name}", not "{dataset.name}".')
+        if data.get("aux") and study is None:
+            self.add_error("aux", "Aux measures (HJ) need a study whose ratings they use.")
+        excluded = data.get("exclude_raters") or []
+        if excluded and study is None:
+            self.add_error("exclude_raters", "Excluding raters needs a study.")
+        elif excluded and study is not None:
+            known = set(selectors.study_raters(study=study))
+            unknown = [rater for rater in excluded if rater not in known]
+            if unknown:
+                self.add_error("exclude_raters", f"Not a rater of {study.slug}: {', '.join(unknown)}.")
+        if not data.get("measures") and not data.get("aux") and "measures" not in self.errors:
+            self.add_error("measures", "Choose at least one measure.")
+        return data
+
+    def run_options(self) -> RunOptions:
+        data = self.cleaned_data
+        aux = list(data["aux"]) or (list(DEFAULT_AUX) if data["study"] is not None else [])
+        return RunOptions(
+            measures=list(data["measures"]),
+            params=Params(beta=float(data["beta"])),
+            compat=bool(data["compat"]),
+            missing=data["missing"],
+            aux=aux,
+            skip_unavailable=True,  # a measure whose model is missing is listed with the reason, the rest still runs
+        )
+
+
+@researcher_required
+@require_http_methods(["GET", "POST"])
+def run_list(request: HttpRequest) -> HttpResponse:
+    """The runs, newest first, and the form that starts one (POST: queue, launch, go to its page)."""
+    if request.method == "POST":
+        form = RunForm(request.POST)
+        if form.is_valid():
+            data = form.cleaned_data
+            run = services.run_enqueue(
+                dataset=data["dataset"], study=data["study"], options=form.run_options(), user=request.user,
+                exclude_raters=data["exclude_raters"],
+            )
+            services.run_launch(run)
+            messages.success(request, f"Run {run.pk} started.")
+            return redirect("runs:detail", pk=run.pk)
+    else:
+        initial = {key: request.GET[key] for key in ("dataset", "study") if request.GET.get(key)}
+        form = RunForm(initial=initial)
+    runs = selectors.run_list()[:200]
+    studies = form.fields["study"].queryset  # type: ignore[attr-defined]
+    context = {"form": form, "runs": runs, "studies": studies}
+    return render(request, "research/runs.html", context, status=400 if form.errors else 200)
+
+
+@researcher_required
+@require_GET
+def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    run = get_object_or_404(selectors.run_list(), pk=pk)
+    return render(
+        request,
+        "research/run.html",
+        {
+            "run": run,
+            "state": selectors.run_progress(run),
+            "rows": _display_rows(run.scores),
+            "parameters": json.dumps(run.parameters, indent=2, sort_keys=True),
+            "live": run.status in (MetaevalRun.Status.QUEUED, MetaevalRun.Status.RUNNING),
+        },
+    )
+
+
+@researcher_required
+@require_GET
+def run_status(request: HttpRequest, pk: int) -> JsonResponse:
+    run = get_object_or_404(MetaevalRun, pk=pk)
+    return JsonResponse(selectors.run_progress(run))
+
+
+@researcher_required
+@require_GET
+def run_scores_csv(request: HttpRequest, pk: int) -> HttpResponse:
+    """The score table as ``python -m metaeval score`` writes it (stored nulls of score columns back to nan)."""
+    run = get_object_or_404(MetaevalRun, pk=pk)
+    rows = [
+        {key: (math.nan if value is None and key in FLOAT_COLUMNS else value) for key, value in row.items()}
+        for row in run.scores
+    ]
+    buffer = io.StringIO()
+    write_csv(rows, COLUMNS, buffer)
+    response = HttpResponse(buffer.getvalue(), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="run-{run.pk}-scores.csv"'
+    return response
+
+
+@researcher_required
+@require_GET
+def run_json(request: HttpRequest, pk: int) -> JsonResponse:
+    run = get_object_or_404(selectors.run_list(), pk=pk)
+    response = JsonResponse(selectors.run_record(run), json_dumps_params={"indent": 2})
+    response["Content-Disposition"] = f'attachment; filename="run-{run.pk}.json"'
+    return response
+
+
+def _display_rows(scores: list[dict]) -> list[dict]:
+    """Score rows for the page: floats to 4 places, nulls as "nan" in score columns."""
+    shown = []
+    for row in scores:
+        cells = {}
+        for key in COLUMNS:
+            value = row.get(key)
+            if key in FLOAT_COLUMNS:
+                cells[key] = "nan" if value is None else f"{value:.4f}"
+            else:
+                cells[key] = "" if value is None else value
+        shown.append(cells)
+    return shown

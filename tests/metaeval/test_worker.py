@@ -1,0 +1,378 @@
+"""Queued runs: RunOptions.from_dict, run_enqueue / run_launch / run_process, progress on the row, claims that never
+double up, failures that keep the parameters, excluded raters, and ``manage.py metaeval_worker``."""
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.db import connection, connections
+from django.test.utils import CaptureQueriesContext
+
+from metaeval import selectors, services
+from metaeval.core.perseval import Params
+from metaeval.core.pipeline import RunOptions
+from metaeval.models import MetaevalRun
+from survey import services as survey_services
+from survey.models import Summary
+from tests.conftest import build_dataset, build_study
+
+pytestmark = pytest.mark.django_db
+
+LEXICAL_OPTIONS = {"measures": ["rouge_l", "jsd"], "aux": ["rouge_l"], "params": Params(beta=1.7), "workers": 1}
+
+
+@pytest.fixture(autouse=True)
+def cache_dir(tmp_path, monkeypatch) -> Path:
+    """Runs use a distance cache of their own under tmp_path, never the user's."""
+    folder = tmp_path / "metaeval-cache"
+    monkeypatch.setenv("METAEVAL_CACHE_DIR", str(folder))
+    return folder
+
+
+def rate(study, pattern: int, participants: int = 1) -> list[str]:
+    """``participants`` raters each complete every questionnaire they can claim, with ratings that vary by pair
+    (1..6, shifted by ``pattern``); returns their rater ids."""
+    ids = []
+    for _ in range(participants):
+        participant = survey_services.participant_register(study=study)
+        ids.append(selectors.rater_id(participant.pk))
+        while True:
+            try:
+                assignment = survey_services.assignment_claim(participant=participant)
+            except survey_services.NoQuestionnaireAvailable:
+                break
+            values = {
+                entry["key"]: str(1 + (number * 7 + pattern * 3 + assignment.questionnaire.position) % 6)
+                for number, entry in enumerate(assignment.presentation)
+            }
+            survey_services.ratings_submit(
+                assignment_public_id=assignment.public_id, participant=participant, values=values
+            )
+    return ids
+
+
+def lexical(**changes) -> RunOptions:
+    return RunOptions(**{**LEXICAL_OPTIONS, **changes})
+
+
+# RunOptions.from_dict -------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        RunOptions(measures=["rouge_l"], aux=[]),
+        RunOptions(
+            measures=["rouge_l", "jsd", "infolm"], params=Params(alpha=2.5, beta=1.7, gamma=3.0, delta=0.5,
+                                                                 pacc_alpha=0.25, pacc_beta=2.0, simplified=True),
+            compat=True, missing="drop", aux=["rouge_l", "bleu4"], systems=["A", "B"], preprocess="authors",
+            workers=3, measure_options={"infolm": {"model": "/models/x", "temperature": 0.5}}, skip_unavailable=True,
+        ),
+        RunOptions(measures=[], aux=["jsd"], systems=[], workers=None),
+    ],
+)
+def test_options_round_trip(options):
+    stored = services._stored_parameters(options)
+    assert RunOptions.from_dict(stored) == options
+    assert RunOptions.from_dict(options.as_dict()).as_dict() == options.as_dict()  # as_dict alone: all it holds
+
+
+def test_options_from_dict_defaults_and_bad_input():
+    assert RunOptions.from_dict({}).as_dict() == RunOptions().as_dict()
+    with pytest.raises(ValueError, match="not a RunOptions dictionary"):
+        RunOptions.from_dict({"beta": "steep"})
+    with pytest.raises(ValueError, match="not a RunOptions dictionary"):
+        RunOptions.from_dict({"measure_options": ["infolm"]})
+
+
+# enqueue, launch, process ---------------------------------------------------------------------------------------
+
+def test_enqueue_stores_a_queued_run(study, django_user_model):
+    user = django_user_model.objects.create_user("r")
+    options = lexical(skip_unavailable=True)
+    run = services.run_enqueue(dataset=study.dataset, study=study, options=options, user=user, seed=7,
+                               exclude_raters=["P3", "P3"])
+    stored = MetaevalRun.objects.get(pk=run.pk)
+    assert (stored.status, stored.kind, stored.seed, stored.created_by) == ("queued", "scores", 7, user)
+    assert stored.excluded_raters == ["P3"] and stored.started_at is None and stored.finished_at is None
+    assert stored.parameters == {**options.as_dict(), "skip_unavailable": True, "workers": 1}
+    assert RunOptions.from_dict(stored.parameters) == options
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"options": RunOptions(aux=["rouge_l"])}, "need a study"),
+        ({"options": RunOptions(), "exclude_raters": ["P1"]}, "need a study"),
+        ({"options": RunOptions(measures=["rouge_l", "nope"])}, "unknown measure 'nope'"),
+        ({"options": RunOptions(measures=[])}, "nothing to score"),
+    ],
+)
+def test_enqueue_refuses(dataset, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        services.run_enqueue(dataset=dataset, **kwargs)
+    assert not MetaevalRun.objects.exists()
+
+
+def test_enqueue_refuses_a_study_of_another_dataset(study):
+    other = build_dataset(name="other", docs=1)
+    with pytest.raises(ValueError, match='rates dataset "tiny", not "other"'):
+        services.run_enqueue(dataset=other, study=study, options=RunOptions())
+
+
+def test_processed_run_equals_run_execute(study, settings):
+    rate(study, 1, participants=2)
+    direct = services.run_execute(dataset=study.dataset, study=study, options=lexical())
+    settings.METAEVAL_RUN_LAUNCHER = "inline"
+    run = services.run_enqueue(dataset=study.dataset, study=study, options=lexical())
+    services.run_launch(run)
+    run.refresh_from_db()
+    assert run.status == "done" and run.error == ""
+    assert run.started_at is not None and run.finished_at >= run.started_at
+    assert run.scores == direct.scores and run.hj_counts == direct.hj_counts
+    assert run.data_hash == direct.data_hash and run.versions == direct.versions
+    assert run.parameters == {**direct.parameters, "skip_unavailable": False, "workers": 1}
+    assert run.progress["step"] == "done" and run.progress["done"] == run.progress["total"] == 1 + 2 + 1
+    assert any("computed" in message for message in run.progress["messages"])
+
+
+def test_progress_is_written_while_running_and_throttled(study, monkeypatch):
+    rate(study, 2)
+    run = services.run_enqueue(dataset=study.dataset, study=study, options=lexical())
+    seen = []
+
+    def watch(message: str) -> None:  # called before the recorder notes the message: what a poller sees now
+        stored = MetaevalRun.objects.get(pk=run.pk)
+        seen.append((stored.status, stored.progress["done"], stored.progress["total"], stored.progress["step"]))
+
+    monkeypatch.setattr(services, "PROGRESS_INTERVAL", 0.0)
+    services.run_process(run.pk, progress=watch)
+    assert {status for status, *_ in seen} == {"running"} and {total for _, _, total, _ in seen} == {4}
+    done = [d for _, d, _, _ in seen]
+    assert done == sorted(done) and done[0] == 1 and done[-1] == 3  # data loaded first; the HJ step still open
+    assert selectors.run_progress(MetaevalRun.objects.get(pk=run.pk))["percent"] == 100.0
+
+    # with the default interval, a quick run writes its progress only a few times, however many messages
+    monkeypatch.setattr(services, "PROGRESS_INTERVAL", 60.0)
+    again = services.run_enqueue(dataset=study.dataset, study=study, options=lexical())
+    with CaptureQueriesContext(connection) as queries:
+        services.run_process(again.pk)
+    writes = [q["sql"] for q in queries.captured_queries if q["sql"].startswith("UPDATE") and '"progress"' in q["sql"]]
+    assert len(writes) == 2  # the first state, then the final save
+    assert len(MetaevalRun.objects.get(pk=again.pk).progress["messages"]) >= 4
+
+
+def test_claimed_run_is_not_processed_again(dataset):
+    run = services.run_enqueue(dataset=dataset, options=lexical(aux=[], systems=["SysnameA"]))
+    assert services.run_process(run.pk).status == "done"
+    with pytest.raises(services.RunNotQueued, match=f"run {run.pk} is done, not queued"):
+        services.run_process(run.pk)
+    with pytest.raises(MetaevalRun.DoesNotExist):
+        services.run_process(run.pk + 1000)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_concurrent_claims_only_one_processes():
+    dataset = build_dataset(name="conc", docs=2, readers=3, systems=["SysnameA", "SysnameB"])
+    run = services.run_enqueue(dataset=dataset, options=lexical(aux=[]))
+    barrier = threading.Barrier(2)
+    outcomes: list[object] = []
+    lock = threading.Lock()
+
+    def worker() -> None:
+        try:
+            barrier.wait(timeout=30)
+            result: object = services.run_process(run.pk)
+        except BaseException as exc:  # collected for the main thread
+            result = exc
+        finally:
+            connections.close_all()
+        with lock:
+            outcomes.append(result)
+
+    threads = [threading.Thread(target=worker) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not any(thread.is_alive() for thread in threads)
+    processed = [o for o in outcomes if isinstance(o, MetaevalRun)]
+    refused = [o for o in outcomes if isinstance(o, services.RunNotQueued)]
+    assert len(processed) == 1 and len(refused) == 1, outcomes
+    stored = MetaevalRun.objects.get(pk=run.pk)
+    assert stored.status == "done" and len(stored.scores) == 2 * 2
+
+
+def test_failing_run_is_stored_with_its_error_and_parameters(dataset):
+    Summary.objects.filter(system__name="SysnameB", reader__external_id="R1", document__external_id="N2").delete()
+    options = lexical(aux=[], missing="error")
+    run = services.run_enqueue(dataset=dataset, options=options)
+    queued_parameters = MetaevalRun.objects.get(pk=run.pk).parameters
+    result = services.run_process(run.pk)
+    stored = MetaevalRun.objects.get(pk=run.pk)
+    assert result.status == stored.status == "failed"
+    assert 'document "N2", reader "R1": no "SysnameB" summary' in stored.error
+    assert stored.parameters == queued_parameters and RunOptions.from_dict(stored.parameters) == options
+    assert stored.finished_at is not None and stored.scores == [] and stored.data_hash
+    assert stored.progress["step"].startswith("failed during")
+    state = selectors.run_progress(stored)
+    assert state["finished"] and state["error"] == stored.error
+
+
+def test_unreadable_parameters_fail_the_run(dataset):
+    run = services.run_enqueue(dataset=dataset, options=lexical(aux=[]))
+    MetaevalRun.objects.filter(pk=run.pk).update(parameters={"measures": ["rouge_l"], "beta": "steep"})
+    stored = services.run_process(run.pk)
+    assert stored.status == "failed" and "not a RunOptions dictionary" in stored.error
+    assert MetaevalRun.objects.get(pk=run.pk).parameters == {"measures": ["rouge_l"], "beta": "steep"}
+
+
+def test_excluded_raters_change_hj_and_are_recorded(study):
+    first, second = rate(study, 1)[0], rate(study, 4)[0]
+    options = lexical(measures=["rouge_l"])
+    everyone = services.run_enqueue(dataset=study.dataset, study=study, options=options)
+    without = services.run_enqueue(dataset=study.dataset, study=study, options=options, exclude_raters=[first])
+    everyone, without = services.run_process(everyone.pk), services.run_process(without.pk)
+    assert everyone.status == without.status == "done"
+    assert without.excluded_raters == [first] and everyone.excluded_raters == []
+    hj = {r["system"]: r for r in everyone.scores if r["measure"] == "hj:rouge_l"}
+    hj_without = {r["system"]: r for r in without.scores if r["measure"] == "hj:rouge_l"}
+    assert set(hj) == set(hj_without) and hj != hj_without
+    automatic = [r for r in everyone.scores if r["measure"] == "rouge_l"]
+    assert automatic == [r for r in without.scores if r["measure"] == "rouge_l"]  # only the HJ rows depend on it
+    corpus = selectors.corpus_from_dataset(dataset=study.dataset)
+    only_second = selectors.ratings_for_study(study=study, exclude_raters=[first])
+    assert without.data_hash == selectors.data_hash(corpus=corpus, ratings=only_second) != everyone.data_hash
+    assert {row.rater for row in only_second.rows} == {second}
+
+
+def test_launch_starts_a_detached_worker_process(dataset, settings, monkeypatch):
+    calls = []
+
+    class FakePopen:
+        def __init__(self, command, **kwargs):
+            calls.append((command, kwargs))
+
+    monkeypatch.setattr(services.subprocess, "Popen", FakePopen)
+    settings.METAEVAL_RUN_LAUNCHER = "subprocess"
+    run = services.run_enqueue(dataset=dataset, options=lexical(aux=[]))
+    services.run_launch(run)
+    (command, kwargs), = calls
+    assert command == [sys.executable, "manage.py", "metaeval_worker", "--run", str(run.pk)]
+    assert kwargs["cwd"] == Path(settings.BASE_DIR) and kwargs["start_new_session"] is True
+    assert kwargs["stdout"] == kwargs["stderr"] == subprocess.DEVNULL
+    assert MetaevalRun.objects.get(pk=run.pk).status == "queued"  # the worker takes it
+
+    def broken(command, **kwargs):
+        raise OSError("no processes left")
+
+    monkeypatch.setattr(services.subprocess, "Popen", broken)
+    services.run_launch(run)
+    stored = MetaevalRun.objects.get(pk=run.pk)
+    assert stored.status == "failed" and stored.error == "could not start a worker: no processes left"
+
+    settings.METAEVAL_RUN_LAUNCHER = "none"
+    later = services.run_enqueue(dataset=dataset, options=lexical(aux=[]))
+    services.run_launch(later)
+    assert MetaevalRun.objects.get(pk=later.pk).status == "queued"
+    settings.METAEVAL_RUN_LAUNCHER = "thread"
+    with pytest.raises(ValueError, match="METAEVAL_RUN_LAUNCHER"):
+        services.run_launch(later)
+
+
+def _test_database_url() -> str:
+    """A DATABASE_URL for the test database this process uses (SQLite file or PostgreSQL test database)."""
+    sd = connection.settings_dict
+    if connection.vendor == "sqlite":
+        return f"sqlite:///{sd['NAME']}"
+    password = f":{sd['PASSWORD']}" if sd.get("PASSWORD") else ""
+    return f"postgres://{sd['USER']}{password}@{sd['HOST'] or '127.0.0.1'}:{sd['PORT'] or 5432}/{sd['NAME']}"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_subprocess_worker_processes_the_run(monkeypatch, settings):
+    """The real launcher: a separate ``manage.py metaeval_worker --run ID`` process on the test database."""
+    dataset = build_dataset(name="spawned", docs=2, readers=3, systems=["SysnameA"])
+    run = services.run_enqueue(dataset=dataset, options=lexical(aux=[]))
+    monkeypatch.setenv("DATABASE_URL", _test_database_url())
+    monkeypatch.setenv("SECRET_KEY", "test-only-secret-key-for-the-worker-subprocess")
+    monkeypatch.setenv("NLTK_DATA", os.environ.get("NLTK_DATA", str(Path(settings.BASE_DIR) / ".venv" / "nltk_data")))
+    settings.METAEVAL_RUN_LAUNCHER = "subprocess"
+    services.run_launch(run)
+    deadline = time.monotonic() + 120
+    while MetaevalRun.objects.get(pk=run.pk).status in ("queued", "running") and time.monotonic() < deadline:
+        time.sleep(0.2)
+    stored = MetaevalRun.objects.get(pk=run.pk)
+    assert stored.status == "done", stored.error
+    assert [r["system"] for r in stored.scores] == ["SysnameA", "SysnameA"]
+
+
+# manage.py metaeval_worker --------------------------------------------------------------------------------------
+
+def test_worker_once_processes_every_queued_run(dataset, cache_dir):
+    runs = [services.run_enqueue(dataset=dataset, options=lexical(aux=[], systems=[s])) for s in ("SysnameA", "SysnameB")]
+    finished = services.run_execute(dataset=dataset, options=lexical(aux=[], systems=["SysnameC"]))
+    out = io.StringIO()
+    call_command("metaeval_worker", "--once", stdout=out, stderr=io.StringIO())
+    for run in runs:
+        stored = MetaevalRun.objects.get(pk=run.pk)
+        assert stored.status == "done" and f"metaeval run {run.pk}: done" in out.getvalue()
+    assert f"run {finished.pk}:" not in out.getvalue()
+    assert (cache_dir / "distances.sqlite3").exists()  # the worker used the cache of METAEVAL_CACHE_DIR
+    out = io.StringIO()
+    call_command("metaeval_worker", "--once", stdout=out, stderr=io.StringIO())
+    assert out.getvalue() == ""  # nothing queued any more
+
+
+def test_worker_run_option(dataset, tmp_path):
+    run = services.run_enqueue(dataset=dataset, options=lexical(aux=[], systems=["SysnameA"]))
+    out = io.StringIO()
+    call_command("metaeval_worker", "--run", str(run.pk), "--cache-dir", str(tmp_path / "other"), stdout=out)
+    assert f"metaeval run {run.pk}: done" in out.getvalue() and (tmp_path / "other" / "distances.sqlite3").exists()
+    with pytest.raises(CommandError, match=f"run {run.pk} is done, not queued"):
+        call_command("metaeval_worker", "--run", str(run.pk))
+    with pytest.raises(CommandError, match="no metaeval run 999999"):
+        call_command("metaeval_worker", "--run", "999999")
+
+
+def test_worker_loop_polls_until_interrupted(dataset, monkeypatch):
+    from metaeval.management.commands import metaeval_worker
+
+    run = services.run_enqueue(dataset=dataset, options=lexical(aux=[], systems=["SysnameA"]))
+    sleeps = []
+
+    def sleep(seconds: float) -> None:
+        sleeps.append(seconds)
+        if len(sleeps) == 2:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(metaeval_worker.time, "sleep", sleep)
+    monkeypatch.setattr(metaeval_worker, "close_old_connections", lambda: None)  # would close the test transaction
+    err = io.StringIO()
+    call_command("metaeval_worker", "--interval", "0.5", "--no-cache", stdout=io.StringIO(), stderr=err)
+    assert sleeps == [0.5, 0.5] and "stopped" in err.getvalue()
+    assert MetaevalRun.objects.get(pk=run.pk).status == "done"
+
+
+def test_run_execute_still_records_progress(study):
+    rate(study, 3)
+    run = services.run_execute(dataset=study.dataset, study=study, options=lexical())
+    stored = MetaevalRun.objects.get(pk=run.pk)
+    assert stored.status == "done" and stored.started_at is not None
+    assert stored.progress["done"] == stored.progress["total"] == 4
+
+
+def test_exclusion_reads_only_the_studys_ratings(dataset):
+    """Two studies on one dataset: a run of one reads only its ratings (guards the exclusion filter's scope)."""
+    rated, other = build_study(dataset, slug="rated"), build_study(dataset, slug="other")
+    rate(rated, 2)
+    raters_other = rate(other, 5)
+    assert set(selectors.study_raters(study=rated)).isdisjoint(raters_other)
+    excluded = selectors.ratings_for_study(study=rated, exclude_raters=raters_other)
+    assert excluded.rows == selectors.ratings_for_study(study=rated).rows
