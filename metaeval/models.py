@@ -56,6 +56,9 @@ class MetaevalRun(models.Model):
     unavailable = models.JSONField(
         default=dict, blank=True, help_text="Measure -> why it could not run here (e.g. its model is missing)."
     )
+    report = models.JSONField(
+        default=dict, blank=True, help_text="kind=report: metaeval.core.report.build_report's document (tables, figures)."
+    )
     error = models.TextField(blank=True)
     data_hash = models.CharField(
         max_length=64,

@@ -162,3 +162,15 @@ def run_record(run: MetaevalRun) -> dict[str, object]:
 
 def _iso(moment) -> str | None:
     return moment.isoformat() if moment is not None else None
+
+
+def static_text(path: str) -> str:
+    """The text of a static file (for inlining into a self-contained download); a missing vendored file says how
+    to get it."""
+    from django.contrib.staticfiles import finders
+
+    found = finders.find(path)
+    if not found:
+        raise FileNotFoundError(f"static file {path} is missing; run `make plotly` (plotly.js comes from npm)")
+    with open(found, encoding="utf-8") as handle:
+        return handle.read()

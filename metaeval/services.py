@@ -8,10 +8,11 @@ starts a worker process for it (:func:`run_launch`, ``manage.py metaeval_worker 
 from __future__ import annotations
 
 import logging
+import secrets
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from django.conf import settings
@@ -22,8 +23,11 @@ from metaeval import selectors
 from metaeval.cli import run_document
 from metaeval.core.cache import DistanceCache
 from metaeval.core.measures.registry import MEASURES
+from metaeval.core import studies
 from metaeval.core.pipeline import Progress, RunOptions, run_scores
+from metaeval.core.report import build_report
 from metaeval.models import MetaevalRun
+from survey import selectors as survey_selectors
 from survey.models import Dataset, Study
 
 log = logging.getLogger(__name__)
@@ -35,7 +39,7 @@ PROGRESS_MESSAGES = 20
 #: ``settings.METAEVAL_RUN_LAUNCHER``: "subprocess" (default), "inline" (tests) or "none" (a polling worker)
 LAUNCHERS = ("subprocess", "inline", "none")
 #: RunOptions fields that ``RunOptions.as_dict`` leaves out but a queued run needs to be rebuilt exactly
-EXECUTION_KEYS = ("skip_unavailable", "workers")
+EXECUTION_KEYS = ("skip_unavailable", "workers", "report")
 
 
 class RunNotQueued(Exception):
@@ -118,7 +122,9 @@ def _execute(
     the run document, or ``failed`` with the error (the exception is then re-raised with a note naming the run).
     The stored parameters stay as they were on failure; ``keep_parameters`` are kept next to the document's."""
     study = run.study if options.aux else None
-    recorder = ProgressRecorder(run, 1 + len(options.measures) + (len(options.aux) if study else 0), progress)
+    full_report = run.kind == MetaevalRun.Kind.REPORT
+    steps = 1 + len(options.measures) + (len(options.aux) if study else 0) + (1 if full_report else 0)
+    recorder = ProgressRecorder(run, steps, progress)
     try:
         corpus = selectors.corpus_from_dataset(dataset=run.dataset)
         ratings = (
@@ -128,7 +134,17 @@ def _execute(
         )
         run.data_hash = selectors.data_hash(corpus=corpus, ratings=ratings)
         recorder.data_loaded()
-        result = run_scores(corpus, options, ratings=ratings, cache=cache, progress=recorder)
+        if full_report:
+            data = studies.prepare_study(corpus, options, ratings=ratings, cache=cache, progress=recorder)
+            assert data.result is not None
+            result = data.result
+            recorder("report: studies and statistics")
+            run.report = build_report(
+                data, params=options.params, seed=int(run.seed or 0), rating_rows=_report_rating_rows(run, study),
+                excluded_raters=run.excluded_raters or (), progress=recorder, **_report_settings(run.parameters),
+            )
+        else:
+            result = run_scores(corpus, options, ratings=ratings, cache=cache, progress=recorder)
     except BaseException as exc:
         recorder.finish(ok=False)
         run.status = MetaevalRun.Status.FAILED
@@ -148,6 +164,24 @@ def _execute(
     recorder.finish(ok=True)
     run.save()
     run.result = result  # type: ignore[attr-defined]
+
+
+#: report settings a run may carry in ``parameters["report"]`` (defaults: build_report's)
+REPORT_SETTINGS = ("n_boot", "resample", "confidence", "betas", "stability_samples", "stability_levels",
+                   "n_permutations")
+
+
+def _report_settings(parameters: Mapping[str, object]) -> dict[str, object]:
+    given = parameters.get("report") or {}
+    return {key: given[key] for key in REPORT_SETTINGS if isinstance(given, Mapping) and key in given}
+
+
+def _report_rating_rows(run: MetaevalRun, study: Study | None) -> list[dict[str, object]]:
+    """The study's ratings in the export layout (rater ids, times), without the run's excluded raters."""
+    if study is None:
+        return []
+    excluded = set(run.excluded_raters or ())
+    return [row for row in survey_selectors.ratings_export_rows(study=study) if row["rater"] not in excluded]
 
 
 def run_execute(
@@ -188,8 +222,14 @@ def run_enqueue(
     user: AbstractBaseUser | None = None,
     seed: int | None = None,
     exclude_raters: Sequence[str] = (),
+    kind: str = "scores",
+    report: Mapping[str, object] | None = None,
 ) -> MetaevalRun:
     """A ``queued`` run for a worker (:func:`run_launch`, ``manage.py metaeval_worker``).
+
+    ``kind="report"`` also builds the full report (:func:`metaeval.core.report.build_report`: CIs, permutation
+    tests, beta ablation, stability, Borda-Kendall, rater agreement) with ``report`` settings (``n_boot``,
+    ``resample``, ...); its random draws use ``seed`` (a fresh one is drawn and stored when none is given).
 
     ``parameters`` is ``options.as_dict()`` plus ``skip_unavailable`` and ``workers`` (so that
     ``RunOptions.from_dict`` rebuilds ``options``). ``exclude_raters`` (ids as exported, e.g. ``"P12"``) are left
@@ -206,12 +246,22 @@ def run_enqueue(
         raise ValueError(f"unknown measure {unknown[0]!r}; choose from {', '.join(MEASURES)}")
     if not options.measures and not options.aux:
         raise ValueError("nothing to score: no measure and no auxiliary measure")
+    if kind not in MetaevalRun.Kind.values:
+        raise ValueError(f"unknown run kind {kind!r}; choose from {', '.join(MetaevalRun.Kind.values)}")
+    parameters = _stored_parameters(options)
+    if kind == MetaevalRun.Kind.REPORT:
+        unknown_settings = sorted(set(report or {}) - set(REPORT_SETTINGS))
+        if unknown_settings:
+            raise ValueError(f"unknown report setting {unknown_settings[0]!r}; choose from {', '.join(REPORT_SETTINGS)}")
+        parameters["report"] = dict(report or {})
+        seed = secrets.randbelow(2**31) if seed is None else seed
     return MetaevalRun.objects.create(
         dataset=dataset,
         study=study,
         created_by=user if user is not None and user.is_authenticated else None,
         status=MetaevalRun.Status.QUEUED,
-        parameters=_stored_parameters(options),
+        kind=kind,
+        parameters=parameters,
         seed=seed,
         excluded_raters=list(dict.fromkeys(str(rater) for rater in exclude_raters)),
         progress={"step": "queued", "done": 0, "total": 0, "messages": []},
@@ -298,7 +348,7 @@ def run_process(
     run = run_claim(run_id)
     parameters = dict(run.parameters)
     try:
-        if run.kind != MetaevalRun.Kind.SCORES:
+        if run.kind not in (MetaevalRun.Kind.SCORES, MetaevalRun.Kind.REPORT):
             raise ValueError(f"this worker cannot run a {run.kind!r} run")
         options = RunOptions.from_dict(parameters)
     except ValueError as exc:

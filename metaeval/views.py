@@ -12,7 +12,7 @@ import re
 
 from django import forms
 from django.contrib import messages
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
@@ -29,6 +29,8 @@ DEFAULT_AUX = ["rouge_l"]  # as manage.py metaeval_run: HJ with ROUGE-L when a s
 BETA_RANGE = (-10.0, 10.0)  # EDP's beta is an exponent of 10 (S_{a,b}); beyond this the sigmoid saturates
 FLOAT_COLUMNS = ("egises", "degress", "perseval", "accuracy", "p_acc", "egises_accuracy")
 _RATER = re.compile(r"^[Pp]?(\d+)$")
+PLOTLY_JS = "vendor/plotly-4.1.2.min.js"  # `make plotly` (the Makefile's PLOTLY_VERSION)
+REPORT_JS = "metaeval/report.js"
 
 
 def _measure_choices() -> list[tuple[str, str]]:
@@ -64,6 +66,18 @@ class RunForm(forms.Form):
         choices=[("error", "fail the run"), ("drop", "drop the reader")], initial="error",
         label="Missing summary",
     )
+    full_report = forms.BooleanField(
+        required=False, initial=True, label="Full report",
+        help_text="Bootstrap CIs, permutation tests, beta ablation, stability, Borda-Kendall, rater agreement.",
+    )
+    n_boot = forms.IntegerField(
+        required=False, initial=1000, min_value=100, max_value=20000, label="Bootstrap samples"
+    )
+    resample = forms.ChoiceField(
+        choices=[("both", "systems and documents"), ("systems", "systems"), ("documents", "documents")],
+        initial="both", required=False, label="Bootstrap resamples",
+    )
+    seed = forms.IntegerField(required=False, min_value=0, max_value=2**62, help_text="Empty: a fresh seed, stored.")
     exclude_raters = forms.CharField(
         required=False,
         label="Exclude raters",
@@ -131,7 +145,10 @@ def run_list(request: HttpRequest) -> HttpResponse:
             data = form.cleaned_data
             run = services.run_enqueue(
                 dataset=data["dataset"], study=data["study"], options=form.run_options(), user=request.user,
-                exclude_raters=data["exclude_raters"],
+                exclude_raters=data["exclude_raters"], seed=data.get("seed"),
+                kind=MetaevalRun.Kind.REPORT if data.get("full_report") else MetaevalRun.Kind.SCORES,
+                report={"n_boot": data.get("n_boot") or 1000, "resample": data.get("resample") or "both"}
+                if data.get("full_report") else None,
             )
             services.run_launch(run)
             messages.success(request, f"Run {run.pk} started.")
@@ -207,3 +224,95 @@ def _display_rows(scores: list[dict]) -> list[dict]:
                 cells[key] = "" if value is None else value
         shown.append(cells)
     return shown
+
+
+# -- the full report (kind="report") ----------------------------------------------------------------------------
+
+
+def _report_run(pk: int) -> MetaevalRun:
+    run = get_object_or_404(selectors.run_list(), pk=pk)
+    if run.kind != MetaevalRun.Kind.REPORT or run.status != MetaevalRun.Status.DONE or not run.report:
+        raise Http404("This run has no finished report.")
+    return run
+
+
+def _cell(value: object) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:.4g}" if abs(value) < 1e-3 and value != 0 else f"{value:.4f}"
+    return str(value)
+
+
+def _report_context(run: MetaevalRun, *, standalone: bool) -> dict[str, object]:
+    """The report page's context: the document, and each table as (name, columns, formatted rows)."""
+    report = run.report
+    tables = []
+    for name, rows in report.get("tables", {}).items():
+        columns: list[str] = []
+        for row in rows:
+            columns.extend(key for key in row if key not in columns)
+        tables.append((name, columns, [[_cell(row.get(key)) for key in columns] for row in rows]))
+    context: dict[str, object] = {
+        "run": run, "report": report, "tables": tables, "parameters": report.get("parameters", {}),
+        "standalone": standalone, "base_template": "research/base.html",
+    }
+    if standalone:
+        context.update(
+            base_template="research/report_standalone_base.html",
+            site_css=selectors.static_text("survey/site.css"),
+            plotly_js=_inline_script(selectors.static_text(PLOTLY_JS)),
+            report_js=_inline_script(selectors.static_text(REPORT_JS)),
+        )
+    return context
+
+
+def _inline_script(text: str) -> str:
+    """Script text safe inside <script>...</script> (no closing tag can end it early)."""
+    return text.replace("</script", "<\\/script").replace("<!--", "<\\!--")
+
+
+@researcher_required
+@require_GET
+def run_report(request: HttpRequest, pk: int) -> HttpResponse:
+    """Interactive figures (plotly.js from static/) and every table, with downloads."""
+    run = _report_run(pk)
+    return render(request, "research/report.html", _report_context(run, standalone=False))
+
+
+@researcher_required
+@require_GET
+def run_report_html(request: HttpRequest, pk: int) -> HttpResponse:
+    """The same report as one self-contained HTML file: plotly.js, the drawing script and the data inlined."""
+    run = _report_run(pk)
+    response = render(request, "research/report.html", _report_context(run, standalone=True))
+    response["Content-Disposition"] = f'attachment; filename="run-{run.pk}-report.html"'
+    return response
+
+
+@researcher_required
+@require_GET
+def run_report_json(request: HttpRequest, pk: int) -> JsonResponse:
+    run = _report_run(pk)
+    response = JsonResponse(run.report, json_dumps_params={"indent": 2})
+    response["Content-Disposition"] = f'attachment; filename="run-{run.pk}-report.json"'
+    return response
+
+
+@researcher_required
+@require_GET
+def run_report_table(request: HttpRequest, pk: int, name: str) -> HttpResponse:
+    """One report table as CSV."""
+    run = _report_run(pk)
+    rows = run.report.get("tables", {}).get(name)
+    if rows is None:
+        raise Http404(f"no table {name!r} in this report")
+    columns: list[str] = []
+    for row in rows:
+        columns.extend(key for key in row if key not in columns)
+    buffer = io.StringIO()
+    write_csv([{key: ("" if row.get(key) is None else row.get(key)) for key in columns} for row in rows], columns,
+              buffer)
+    response = HttpResponse(buffer.getvalue(), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="run-{run.pk}-{name}.csv"'
+    return response
