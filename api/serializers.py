@@ -232,6 +232,18 @@ class RunCreateSerializer(serializers.Serializer):
         child=serializers.DictField(), required=False,
         help_text='Options of the neural measures, e.g. {"infolm": {"temperature": 0.25}}.',
     )
+    kind = serializers.ChoiceField(
+        choices=["scores", "report"], default="scores",
+        help_text="scores: the score table; report: also the full report (CIs, permutation tests, beta ablation, "
+        "stability, Borda-Kendall, rater agreement) at /api/runs/{id}/report/.",
+    )
+    seed = serializers.IntegerField(required=False, allow_null=True, min_value=0,
+                                    help_text="Seed of every random draw of a report (default: a fresh one, stored).")
+    report = serializers.DictField(
+        required=False,
+        help_text="Report settings: n_boot, resample (systems|documents|both), confidence, betas, "
+        "stability_samples, stability_levels, n_permutations.",
+    )
 
     def to_internal_value(self, data):
         # "compat": "authors" (as the CLI writes it) is accepted besides true/false
@@ -280,6 +292,16 @@ class RunCreateSerializer(serializers.Serializer):
             raise serializers.ValidationError(f"Not a rater id: {', '.join(bad)} (write P12 or 12).")
         return list(dict.fromkeys(metaeval_selectors.rater_id(int(_RATER.match(n).group(1))) for n in names))
 
+    def validate_report(self, value: dict) -> dict:
+        from metaeval.services import REPORT_SETTINGS
+
+        unknown = sorted(set(value) - set(REPORT_SETTINGS))
+        if unknown:
+            raise serializers.ValidationError(
+                f"Unknown report setting {unknown[0]!r}; choose from {', '.join(REPORT_SETTINGS)}."
+            )
+        return value
+
     def validate_measure_options(self, value: dict) -> dict:
         for name, options in value.items():
             if name not in NEURAL:
@@ -327,7 +349,8 @@ class RunCreateSerializer(serializers.Serializer):
         if data.get("study") is not None and not data.get("aux"):
             data["aux"] = list(DEFAULT_AUX)
         parameters = {
-            key: value for key, value in data.items() if key not in ("dataset", "study", "exclude_raters")
+            key: value for key, value in data.items()
+            if key not in ("dataset", "study", "exclude_raters", "kind", "seed", "report")
         }
         parameters["compat"] = "authors" if data.get("compat") else None
         parameters["skip_unavailable"] = True

@@ -17,6 +17,7 @@ urlpatterns = [
     path("runs/", views.RunList.as_view(), name="run-list"),
     path("runs/<int:pk>/", views.RunDetail.as_view(), name="run-detail"),
     path("runs/<int:pk>/results/", views.RunResults.as_view(), name="run-results"),
+    path("runs/<int:pk>/report/", views.RunReport.as_view(), name="run-report"),
     # OpenAPI 3: JSON by default, YAML with ?format=yaml or Accept: application/yaml (no Swagger UI: it needs
     # JavaScript from a CDN or the drf-spectacular-sidecar package, which is not installed)
     path("schema/", views.SchemaView.as_view(), name="schema"),

@@ -253,7 +253,8 @@ class RunList(APIView):
         try:
             run = metaeval_services.run_enqueue(
                 dataset=data["dataset"], study=data.get("study"), options=serializer.run_options(),
-                user=request.user, exclude_raters=data.get("exclude_raters") or (),
+                user=request.user, exclude_raters=data.get("exclude_raters") or (), kind=data["kind"],
+                seed=data.get("seed"), report=data.get("report") if data["kind"] == "report" else None,
             )
         except ValueError as exc:  # the service's own checks (the serializer makes the same ones first)
             raise ValidationError({"non_field_errors": [str(exc)]}) from exc
@@ -283,6 +284,26 @@ class RunResults(APIView):
             detail = f"Run {run.pk} is {run.status}" + (f": {run.error}" if run.error else "; no results yet.")
             return Response({"detail": detail, "status": run.status}, status=status.HTTP_409_CONFLICT)
         return Response(RunResultsSerializer(RunResultsSerializer.of(run)).data)
+
+
+class RunReport(APIView):
+    @extend_schema(
+        summary="A finished report run's report document",
+        description="Parameters (with the seed), figure data and every table (`tables`: name -> rows), as "
+        "`metaeval.core.report.build_report` returns it; NaN as null. 409 while the run is not done, or when it "
+        "is not a report run.",
+        responses={200: OpenApiTypes.OBJECT, 404: _DETAIL, 409: OpenApiTypes.OBJECT, **_ERRORS},
+        tags=["runs"],
+    )
+    def get(self, request: Request, pk: int) -> Response:
+        run = _run(pk)
+        if run.kind != MetaevalRun.Kind.REPORT:
+            return Response({"detail": f"Run {run.pk} is a {run.kind} run; start one with kind=report.",
+                             "status": run.status}, status=status.HTTP_409_CONFLICT)
+        if run.status != MetaevalRun.Status.DONE:
+            detail = f"Run {run.pk} is {run.status}" + (f": {run.error}" if run.error else "; no report yet.")
+            return Response({"detail": detail, "status": run.status}, status=status.HTTP_409_CONFLICT)
+        return Response(run.report)
 
 
 # ------------------------------------------------------------------------------------------------ schema

@@ -160,6 +160,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "StudyStatusEnum": "survey.models.Study.Status",
         "RunStatusEnum": "metaeval.models.MetaevalRun.Status",
+        "RunKindEnum": "metaeval.models.MetaevalRun.Kind",
     },
 }
 

@@ -33,6 +33,7 @@ PATHS = [
     "/api/runs/",
     "/api/runs/{id}/",
     "/api/runs/{id}/results/",
+    "/api/runs/{id}/report/",
 ]
 
 
@@ -308,3 +309,29 @@ def test_spectacular_validates_without_warnings(tmp_path):
 
 def test_no_swagger_ui_is_served(researcher_api):
     assert researcher_api.get("/api/docs/").status_code == 404  # no CDN: only the schema is served
+
+
+# ---------------------------------------------------------------------------------------------- report runs
+
+
+def test_report_run_through_the_api(researcher_api, api, plain_api, rated_study):
+    body = {"dataset": rated_study.dataset.name, "study": rated_study.slug, "measures": ["rouge_l", "jsd"],
+            "beta": 1.7, "kind": "report", "seed": 9,
+            "report": {"n_boot": 100, "n_permutations": 100, "stability_samples": 2}}
+    created = researcher_api.post("/api/runs/", body, format="json")
+    assert created.status_code == 201, created.json()
+    run = created.json()
+    assert run["kind"] == "report" and run["status"] == "done" and run["seed"] == 9
+    report = researcher_api.get(f"/api/runs/{run['id']}/report/")
+    assert report.status_code == 200
+    document = report.json()
+    assert document["parameters"]["seed"] == 9 and document["parameters"]["n_boot"] == 100
+    assert document["tables"]["correlations"] and document["leaderboard"]
+    assert api.get(f"/api/runs/{run['id']}/report/").status_code == 401
+    assert plain_api.get(f"/api/runs/{run['id']}/report/").status_code == 403
+    scores = researcher_api.post("/api/runs/", {**body, "kind": "scores"}, format="json").json()
+    assert researcher_api.get(f"/api/runs/{scores['id']}/report/").status_code == 409
+    bad = researcher_api.post("/api/runs/", {**body, "report": {"n_bootstrap": 5}}, format="json")
+    assert bad.status_code == 400 and "report" in bad.json()
+    bad = researcher_api.post("/api/runs/", {**body, "kind": "other"}, format="json")
+    assert bad.status_code == 400 and "kind" in bad.json()

@@ -5,45 +5,15 @@ Screenshots land in artifacts/screenshots/ (desktop and phone widths) for a huma
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pytest
-from django.conf import settings
-from django.db import connections
 from django.core.management import call_command
 from playwright.sync_api import expect
 
 from survey.models import Assignment, Rating
-
-CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-SHOTS = Path(settings.BASE_DIR) / "artifacts" / "screenshots"
+from tests.e2e.conftest import SHOTS
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture
-def browser():
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (make browser) or set CHROMIUM_PATH")
-    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's sync API runs an event loop
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        try:
-            yield b
-        finally:
-            b.close()
-            # Queries made while Playwright's sync API is active run in another context and so on
-            # their own connection; close them, or PostgreSQL refuses to drop the test database.
-            connections.close_all()
 
 
 def test_participant_completes_questionnaire_with_keyboard(live_server, browser):
