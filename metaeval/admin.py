@@ -9,8 +9,13 @@ from survey.admin import ReadOnlyAdmin
 
 @admin.register(MetaevalRun)
 class MetaevalRunAdmin(ReadOnlyAdmin):
-    list_display = ["id", "dataset", "study", "status", "created_at", "finished_at", "created_by"]
-    list_filter = ["status", "dataset", "study", "created_at"]
+    list_display = ["id", "kind", "dataset", "study", "status", "step", "created_at", "finished_at", "created_by"]
+    list_filter = ["status", "kind", "dataset", "study", "created_at"]
     list_select_related = ["dataset", "study", "created_by"]
     search_fields = ["error", "data_hash"]
     date_hierarchy = "created_at"
+
+    @admin.display(description="progress")
+    def step(self, run: MetaevalRun) -> str:
+        progress = run.progress or {}
+        return f"{progress.get('done', 0)}/{progress.get('total', 0)} {progress.get('step', '')}".strip()

@@ -268,6 +268,17 @@ def run_enqueue(
     )
 
 
+def run_repeat(run: MetaevalRun, *, user: AbstractBaseUser | None = None) -> MetaevalRun:
+    """A queued copy of ``run``: same dataset, study, options, excluded raters, kind, report settings and seed, so
+    on the same data it reproduces the run's numbers (compare the ``data_hash``)."""
+    parameters = dict(run.parameters)
+    return run_enqueue(
+        dataset=run.dataset, study=run.study, options=RunOptions.from_dict(parameters), user=user, seed=run.seed,
+        exclude_raters=run.excluded_raters or (), kind=run.kind,
+        report=parameters.get("report") if run.kind == MetaevalRun.Kind.REPORT else None,  # type: ignore[arg-type]
+    )
+
+
 def _stored_parameters(options: RunOptions) -> dict[str, object]:
     return {**options.as_dict(), "skip_unavailable": options.skip_unavailable, "workers": options.workers}
 

@@ -316,3 +316,14 @@ def run_report_table(request: HttpRequest, pk: int, name: str) -> HttpResponse:
     response = HttpResponse(buffer.getvalue(), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="run-{run.pk}-{name}.csv"'
     return response
+
+
+@researcher_required
+@require_http_methods(["POST"])
+def run_repeat(request: HttpRequest, pk: int) -> HttpResponse:
+    """Run again with the same settings and seed (regenerates a report; on unchanged data, identically)."""
+    run = get_object_or_404(selectors.run_list(), pk=pk)
+    again = services.run_repeat(run, user=request.user)
+    services.run_launch(again)
+    messages.success(request, f"Run {again.pk} repeats run {run.pk} with the same settings and seed.")
+    return redirect("runs:detail", pk=again.pk)

@@ -116,3 +116,31 @@ def test_enqueue_rejects_unknown_kinds_and_settings(study) -> None:
     with pytest.raises(ValueError, match="report setting"):
         services.run_enqueue(dataset=study.dataset, options=RunOptions(measures=["rouge_l"]), kind="report",
                              report={"n_bootstrap": 5})
+
+
+def test_run_again_regenerates_the_same_report(client, report_run) -> None:
+    """The stored parameters, seed and excluded raters are enough to regenerate a report exactly."""
+    response = client.post(f"/research/runs/{report_run.pk}/repeat/")
+    assert response.status_code == 302
+    again = MetaevalRun.objects.exclude(pk=report_run.pk).get()
+    assert again.status == "done", again.error
+    assert again.kind == "report" and again.seed == report_run.seed
+    assert again.data_hash == report_run.data_hash
+    assert again.report == report_run.report
+    assert again.scores == report_run.scores
+    assert client.get(f"/research/runs/{report_run.pk}/repeat/").status_code == 405  # POST only
+
+
+def test_run_again_needs_csrf_and_the_researcher_role(report_run) -> None:
+    from django.contrib.auth.models import Group, User
+
+    user = User.objects.create_user("csrf", password=PASSWORD)
+    user.groups.add(Group.objects.get_or_create(name="researcher")[0])
+    strict = Client(enforce_csrf_checks=True)
+    strict.login(username="csrf", password=PASSWORD)
+    assert strict.post(f"/research/runs/{report_run.pk}/repeat/").status_code == 403
+    User.objects.create_user("plain2", password=PASSWORD)
+    plain = Client()
+    plain.login(username="plain2", password=PASSWORD)
+    assert plain.post(f"/research/runs/{report_run.pk}/repeat/").status_code == 403
+    assert MetaevalRun.objects.count() == 1
