@@ -4,6 +4,8 @@
                                      [--compat authors] [--missing error|drop] [--format csv|json] [--out FILE]
     python -m metaeval correlate SCORES.csv [--column perseval] [--out FILE]
     python -m metaeval report DATASET --ratings R.csv [--out-dir DIR]
+                              [--full [--seed N] [--n-boot N] [--resample both|systems|documents]
+                                      [--n-permutations N] [--stability-samples N]]
 
 Neural measures (``bertscore``, ``infolm``) take ``--bertscore-model`` / ``--infolm-model`` (a local folder or a
 name in the Hugging Face cache), ``--device``, ``--dtype`` and ``--measure-option NAME.KEY=VALUE``.
@@ -17,9 +19,11 @@ import csv
 import io
 import json
 import math
+import secrets
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from metaeval.core.cache import DistanceCache
 from metaeval.core.corpus import DataError
@@ -29,7 +33,14 @@ from metaeval.core.measures.registry import NEURAL, REPORT_DEFAULT, measure_opti
 from metaeval.core.perseval import Params
 from metaeval.core.pipeline import COLUMNS, HJ_PREFIX, RunOptions, RunResult, run_scores
 
+if TYPE_CHECKING:
+    from metaeval.core.studies import StudyData
+
 REPORT_BETA = 1.7
+#: ``report --full`` settings and their defaults (``--seed`` defaults to a fresh random seed)
+FULL_DEFAULTS = {"n_boot": 1000, "resample": "both", "n_permutations": 1000, "stability_samples": 10}
+
+_T = TypeVar("_T")
 
 
 class UsageError(Exception):
@@ -154,18 +165,34 @@ def measure_options_from_args(args: argparse.Namespace, names: Sequence[str]) ->
     return {name: opts for name, opts in out.items() if opts}
 
 
-def _run(args: argparse.Namespace, options: RunOptions) -> RunResult:
+def _progress(args: argparse.Namespace) -> Callable[[str], None] | None:
+    return (lambda message: print(message, file=sys.stderr)) if args.verbose else None
+
+
+def _execute(args: argparse.Namespace, options: RunOptions, runner: Callable[..., _T]) -> _T:
+    """Load the dataset (and ratings) named by ``args`` and call ``runner`` the way ``run_scores`` is called."""
     from metaeval.core.loaders import load_corpus, load_ratings
 
     corpus = load_corpus(args.dataset)
     ratings = load_ratings(args.ratings) if args.ratings else None
     if ratings is not None and not options.aux:
         options.aux = ["rouge_l"]
-    progress = (lambda message: print(message, file=sys.stderr)) if args.verbose else None
+    progress = _progress(args)
     if args.no_cache:
-        return run_scores(corpus, options, ratings=ratings, progress=progress)
+        return runner(corpus, options, ratings=ratings, progress=progress)
     with DistanceCache(args.cache_dir) as cache:
-        return run_scores(corpus, options, ratings=ratings, cache=cache, progress=progress)
+        return runner(corpus, options, ratings=ratings, cache=cache, progress=progress)
+
+
+def _run(args: argparse.Namespace, options: RunOptions) -> RunResult:
+    return _execute(args, options, run_scores)
+
+
+def _study(args: argparse.Namespace, options: RunOptions) -> StudyData:
+    """The run as :class:`~metaeval.core.studies.StudyData` (``.result`` is what :func:`_run` returns)."""
+    from metaeval.core.studies import prepare_study
+
+    return _execute(args, options, prepare_study)
 
 
 def cmd_score(args: argparse.Namespace) -> int:
@@ -223,7 +250,10 @@ def cmd_correlate(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     """Scores for every lexical measure, HJ variants, the correlation grid and per-document detail, in one folder."""
     options = options_from_args(args, beta_default=REPORT_BETA, has_ratings=bool(args.ratings))
-    result = _run(args, options)
+    settings = full_settings(args)
+    data = _study(args, options) if settings is not None else None
+    result = data.result if data is not None else _run(args, options)
+    assert result is not None
     folder = Path(args.out_dir)
     folder.mkdir(parents=True, exist_ok=True)
     table = result.table()
@@ -247,9 +277,62 @@ def cmd_report(args: argparse.Namespace) -> int:
         write_csv(readers, list(readers[0]) if readers else ["system", "measure"], handle)
     with open(folder / "run.json", "w", encoding="utf-8") as handle:
         json.dump({**run_document(result), "correlations": _json_safe(grid)}, handle, indent=2)
+    full = write_full_report(args, data, settings, folder) if data is not None and settings is not None else None
     print(summary_text(result, grid))
     print(f"\nWrote {folder}/scores.csv, correlations.csv, documents.csv, readers.csv, run.json")
+    if full is not None:
+        print(full)
     return 0
+
+
+def full_settings(args: argparse.Namespace) -> dict[str, Any] | None:
+    """``build_report`` settings from ``report --full`` (a fresh random seed unless ``--seed``); None without it."""
+    given = {key: getattr(args, key, None) for key in ("seed", *FULL_DEFAULTS)}
+    if not getattr(args, "full", False):
+        named = [f"--{key.replace('_', '-')}" for key, value in given.items() if value is not None]
+        if named:
+            verb = "needs" if len(named) == 1 else "need"
+            raise UsageError(f"{', '.join(named)} {verb} --full (settings of the full report)")
+        return None
+    settings = {key: FULL_DEFAULTS[key] if given[key] is None else given[key] for key in FULL_DEFAULTS}
+    settings["seed"] = secrets.randbelow(2**31) if given["seed"] is None else given["seed"]
+    return settings
+
+
+def read_rating_rows(path: str) -> list[dict[str, str]]:
+    """The ratings CSV as ``csv.DictReader`` rows (header names stripped), for the rater section."""
+    with open(path, newline="", encoding="utf-8-sig") as handle:
+        return [
+            {(key or "").strip(): value for key, value in row.items()}
+            for row in csv.DictReader(handle)
+        ]
+
+
+def table_columns(rows: Sequence[Mapping[str, object]]) -> list[str]:
+    """Every key of every row, in first-seen order."""
+    return list(dict.fromkeys(key for row in rows for key in row))
+
+
+def write_full_report(
+    args: argparse.Namespace, data: StudyData, settings: Mapping[str, Any], folder: Path
+) -> str:
+    """``report.json`` (:func:`metaeval.core.report.build_report`'s document) and ``tables/<name>.csv`` per table;
+    returns the line that names them and the seed."""
+    from metaeval.core.report import build_report
+
+    document = build_report(
+        data, params=data.options.params, rating_rows=read_rating_rows(args.ratings) if args.ratings else None,
+        progress=_progress(args), **settings,
+    )
+    with open(folder / "report.json", "w", encoding="utf-8") as handle:
+        json.dump(document, handle, indent=2, allow_nan=False)
+        handle.write("\n")
+    tables = folder / "tables"
+    tables.mkdir(exist_ok=True)
+    for name, rows in document["tables"].items():
+        with open(tables / f"{name}.csv", "w", encoding="utf-8", newline="") as handle:
+            write_csv(rows, table_columns(rows), handle)
+    return f"Wrote {folder}/report.json and {len(document['tables'])} tables in {tables}/ (seed {settings['seed']})"
 
 
 def summary_text(result: RunResult, grid: Sequence[dict[str, object]]) -> str:
@@ -342,6 +425,22 @@ def _add_run_arguments(parser: argparse.ArgumentParser, *, measures: str) -> Non
     parser.add_argument("-v", "--verbose", action="store_true", help="progress on stderr")
 
 
+def _at_least(low: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = low - 1
+        if value < low:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer >= {low}")
+        return value
+
+    return parse
+
+
+_natural, _positive = _at_least(0), _at_least(1)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m metaeval", description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -360,6 +459,31 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run_arguments(report, measures=",".join(REPORT_DEFAULT))
     report.set_defaults(report_unavailable=True)
     report.add_argument("--out-dir", default="report", help="folder for the report files (default ./report)")
+    full = report.add_argument_group("full report (--full)")
+    full.add_argument(
+        "--full", action="store_true",
+        help="also write report.json (bootstrap CIs, permutation tests, beta ablation, stability, raters) and "
+        "tables/<name>.csv",
+    )
+    full.add_argument(
+        "--seed", type=_natural, metavar="N", help="seed of every random step (default: a fresh random seed, printed)"
+    )
+    full.add_argument(
+        "--n-boot", type=_positive, metavar="N", help=f"bootstrap samples (default {FULL_DEFAULTS['n_boot']})"
+    )
+    full.add_argument(
+        "--resample", choices=["both", "systems", "documents"],
+        help="what the correlation bootstrap and the permutation tests resample "
+        f"(default {FULL_DEFAULTS['resample']})",
+    )
+    full.add_argument(
+        "--n-permutations", type=_positive, metavar="N",
+        help=f"permutations per test (default {FULL_DEFAULTS['n_permutations']})",
+    )
+    full.add_argument(
+        "--stability-samples", type=_positive, metavar="N",
+        help=f"subsamples per stability level (default {FULL_DEFAULTS['stability_samples']})",
+    )
     report.set_defaults(handler=cmd_report)
     return parser
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from metaeval.cli import main
+from metaeval.cli import main, number
 
 ROOT = Path(__file__).resolve().parents[2]
 DATASET = str(ROOT / "fixtures" / "demo" / "consolidated.jsonl")
@@ -107,3 +107,69 @@ def test_module_entry_point_runs():
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[1].startswith("TextRankHead,bleu4,")
+
+
+FULL = ("--measures", "rouge_l,jsd", "--full", "--seed", "4", "--n-boot", "100", "--n-permutations", "50",
+        "--stability-samples", "2", "--no-cache")
+
+
+def test_report_full_writes_the_report_document_and_tables(tmp_path):
+    plain, full, again = tmp_path / "plain", tmp_path / "full", tmp_path / "again"
+    code, _, _ = run("report", DATASET, "--ratings", RATINGS, "--measures", "rouge_l,jsd", "--aux", "rouge_l",
+                     "--no-cache", "--out-dir", str(plain))
+    assert code == 0
+    code, out, _ = run("report", DATASET, "--ratings", RATINGS, "--aux", "rouge_l", *FULL, "--out-dir", str(full))
+    assert code == 0
+    assert "PerSEval beta=1.7" in out and "Human-judgment correlation" in out
+    assert f"{full}/report.json" in out and f"{full / 'tables'}/" in out and "(seed 4)" in out
+    # the study path scores exactly like the plain run
+    for name in ("scores.csv", "correlations.csv", "documents.csv", "readers.csv"):
+        assert (full / name).read_bytes() == (plain / name).read_bytes(), name
+    text = (full / "report.json").read_text()
+    document = json.loads(text, parse_constant=lambda name: pytest.fail(f"non-strict JSON: {name}"))
+    for key in ("parameters", "leaderboard", "correlations", "beta_ablation", "stability", "raters", "tables"):
+        assert key in document, key
+    parameters = document["parameters"]
+    assert parameters["seed"] == 4 and parameters["n_boot"] == 100 and parameters["n_permutations"] == 50
+    assert parameters["stability_samples"] == 2 and parameters["resample"] == "both"
+    assert parameters["measures"] == ["rouge_l", "jsd"] and parameters["hj_measures"] == ["hj:rouge_l"]
+    assert document["raters"]["per_rater"] and document["tables"]["raters"]
+    assert {"raters", "rater_agreement", "permutation_tests", "scores"} <= set(document["tables"])
+    assert sorted(path.stem for path in (full / "tables").glob("*.csv")) == sorted(document["tables"])
+    for name, rows in document["tables"].items():
+        with open(full / "tables" / f"{name}.csv", newline="", encoding="utf-8") as handle:
+            written = list(csv.DictReader(handle))
+        assert len(written) == len(rows), name
+        if rows:
+            columns = list(dict.fromkeys(key for row in rows for key in row))
+            assert list(written[0]) == columns, name
+            # every cell as written by the scores CSV: full precision, None (and a missing key) as empty
+            assert [list(row.values()) for row in written] == [
+                [number(row.get(key)) for key in columns] for row in rows
+            ], name
+    # the rater table uses the export's timing columns
+    assert any(row["median_seconds"] is not None for row in document["tables"]["raters"])
+    # same seed, same document
+    code, _, _ = run("report", DATASET, "--ratings", RATINGS, "--aux", "rouge_l", *FULL, "--out-dir", str(again))
+    assert code == 0
+    assert (again / "report.json").read_text() == text
+
+
+def test_report_full_without_ratings_and_a_fresh_seed(tmp_path):
+    folder = tmp_path / "r"
+    argv = [arg for arg in FULL if arg not in ("--seed", "4")]
+    code, out, _ = run("report", DATASET, *argv, "--out-dir", str(folder))
+    assert code == 0
+    document = json.loads((folder / "report.json").read_text())
+    seed = document["parameters"]["seed"]
+    assert isinstance(seed, int) and 0 <= seed < 2**31 and f"(seed {seed})" in out
+    assert document["parameters"]["hj_measures"] == [] and "raters" not in document
+    assert "correlations" not in document and document["leaderboard"] and document["stability"]
+    assert (folder / "tables" / "scores.csv").exists() and not (folder / "tables" / "raters.csv").exists()
+    assert not (folder / "correlations.csv").exists()
+
+
+def test_report_full_options_need_full(tmp_path):
+    code, out, err = run("report", DATASET, "--measures", "rouge_l", "--seed", "3", "--no-cache",
+                         "--out-dir", str(tmp_path))
+    assert code == 2 and out == "" and "--seed needs --full" in err
