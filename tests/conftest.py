@@ -58,3 +58,24 @@ def study(dataset) -> Study:
 
 def full_answers(assignment, value: int = 4) -> dict[str, str]:
     return {entry["key"]: str(value) for entry in assignment.presentation}
+
+
+def complete_questionnaires(study, answers, participants: int = 1) -> list:
+    """``participants`` new participants each complete every questionnaire they can claim;
+    ``answers(assignment, index)`` gives the values (index: the participant's 0-based number). Returns them."""
+    from survey import services as survey_services
+
+    done = []
+    for index in range(participants):
+        participant = survey_services.participant_register(study=study)
+        done.append(participant)
+        while True:
+            try:
+                assignment = survey_services.assignment_claim(participant=participant)
+            except survey_services.NoQuestionnaireAvailable:
+                break
+            survey_services.ratings_submit(
+                assignment_public_id=assignment.public_id, participant=participant,
+                values=answers(assignment, index),
+            )
+    return done

@@ -6,9 +6,8 @@ from django.contrib.auth.models import Group
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from survey import services as survey_services
 from survey.research_views import RESEARCHER_GROUP
-from tests.conftest import build_study, full_answers
+from tests.conftest import build_study, complete_questionnaires, full_answers
 
 PASSWORD = "a-long-test-password-1"
 
@@ -22,17 +21,7 @@ def _private_cache_and_inline_runs(monkeypatch, tmp_path, settings):
 
 def rate_all(study, values=(4, 2)) -> None:
     """One participant per value completes every questionnaire it can claim, rating every pair ``value``."""
-    for value in values:
-        participant = survey_services.participant_register(study=study)
-        while True:
-            try:
-                assignment = survey_services.assignment_claim(participant=participant)
-            except survey_services.NoQuestionnaireAvailable:
-                break
-            survey_services.ratings_submit(
-                assignment_public_id=assignment.public_id, participant=participant,
-                values=full_answers(assignment, value),
-            )
+    complete_questionnaires(study, lambda assignment, index: full_answers(assignment, values[index]), len(values))
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from metaeval.core.pipeline import COLUMNS, RunOptions
 from metaeval.models import MetaevalRun
 from survey import selectors as survey_selectors
 from survey import services as survey_services
-from tests.conftest import build_dataset, build_study, full_answers
+from tests.conftest import build_dataset, build_study, complete_questionnaires, full_answers
 
 pytestmark = pytest.mark.django_db
 
@@ -49,22 +49,13 @@ def client(researcher) -> Client:
 
 
 def rate_all(study, value: int = 4, participants: int = 2) -> list[str]:
-    raters = []
-    for _ in range(participants):
-        participant = survey_services.participant_register(study=study)
-        raters.append(selectors.rater_id(participant.pk))
-        while True:
-            try:
-                assignment = survey_services.assignment_claim(participant=participant)
-            except survey_services.NoQuestionnaireAvailable:
-                break
-            answers = full_answers(assignment, value)
-            for number, key in enumerate(answers):  # vary by pair and rater so that leaving a rater out matters
-                answers[key] = str(1 + (number + value * len(raters)) % 6)
-            survey_services.ratings_submit(
-                assignment_public_id=assignment.public_id, participant=participant, values=answers
-            )
-    return raters
+    """Ratings that vary by pair and rater, so that leaving a rater out matters; returns the rater ids."""
+
+    def answers(assignment, index: int) -> dict[str, str]:
+        keys = full_answers(assignment, value)
+        return {key: str(1 + (number + value * (index + 1)) % 6) for number, key in enumerate(keys)}
+
+    return [selectors.rater_id(p.pk) for p in complete_questionnaires(study, answers, participants)]
 
 
 def form(of, **changes) -> dict:

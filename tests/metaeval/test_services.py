@@ -12,26 +12,15 @@ from metaeval.core.corpus import DataError
 from metaeval.core.perseval import Params
 from metaeval.core.pipeline import COLUMNS, RunOptions
 from metaeval.models import MetaevalRun
-from survey import services as survey_services
 from survey.models import Summary
-from tests.conftest import build_dataset, build_study, full_answers
+from tests.conftest import build_dataset, build_study, complete_questionnaires, full_answers
 
 pytestmark = pytest.mark.django_db
 
 
 def rate_all(study, value: int) -> None:
     """Two participants complete every questionnaire they can claim."""
-    for _ in range(2):
-        participant = survey_services.participant_register(study=study)
-        while True:
-            try:
-                assignment = survey_services.assignment_claim(participant=participant)
-            except survey_services.NoQuestionnaireAvailable:
-                break
-            survey_services.ratings_submit(
-                assignment_public_id=assignment.public_id, participant=participant,
-                values=full_answers(assignment, value),
-            )
+    complete_questionnaires(study, lambda assignment, index: full_answers(assignment, value), 2)
 
 
 def test_run_is_stored_with_everything(study, django_user_model):

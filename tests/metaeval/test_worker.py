@@ -19,9 +19,8 @@ from metaeval import selectors, services
 from metaeval.core.perseval import Params
 from metaeval.core.pipeline import RunOptions
 from metaeval.models import MetaevalRun
-from survey import services as survey_services
 from survey.models import Summary
-from tests.conftest import build_dataset, build_study
+from tests.conftest import build_dataset, build_study, complete_questionnaires
 
 pytestmark = pytest.mark.django_db
 
@@ -39,23 +38,14 @@ def cache_dir(tmp_path, monkeypatch) -> Path:
 def rate(study, pattern: int, participants: int = 1) -> list[str]:
     """``participants`` raters each complete every questionnaire they can claim, with ratings that vary by pair
     (1..6, shifted by ``pattern``); returns their rater ids."""
-    ids = []
-    for _ in range(participants):
-        participant = survey_services.participant_register(study=study)
-        ids.append(selectors.rater_id(participant.pk))
-        while True:
-            try:
-                assignment = survey_services.assignment_claim(participant=participant)
-            except survey_services.NoQuestionnaireAvailable:
-                break
-            values = {
-                entry["key"]: str(1 + (number * 7 + pattern * 3 + assignment.questionnaire.position) % 6)
-                for number, entry in enumerate(assignment.presentation)
-            }
-            survey_services.ratings_submit(
-                assignment_public_id=assignment.public_id, participant=participant, values=values
-            )
-    return ids
+
+    def answers(assignment, index: int) -> dict[str, str]:
+        return {
+            entry["key"]: str(1 + (number * 7 + pattern * 3 + assignment.questionnaire.position) % 6)
+            for number, entry in enumerate(assignment.presentation)
+        }
+
+    return [selectors.rater_id(p.pk) for p in complete_questionnaires(study, answers, participants)]
 
 
 def lexical(**changes) -> RunOptions:
