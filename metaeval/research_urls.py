@@ -16,4 +16,5 @@ urlpatterns = [
     path("<int:pk>/report.html", views.run_report_html, name="report_html"),
     path("<int:pk>/report.json", views.run_report_json, name="report_json"),
     path("<int:pk>/tables/<slug:name>.csv", views.run_report_table, name="report_table"),
+    path("<int:pk>/tables/<slug:name>.json", views.run_report_table_json, name="report_table_json"),
 ]

@@ -327,3 +327,16 @@ def run_repeat(request: HttpRequest, pk: int) -> HttpResponse:
     services.run_launch(again)
     messages.success(request, f"Run {again.pk} repeats run {run.pk} with the same settings and seed.")
     return redirect("runs:detail", pk=again.pk)
+
+
+@researcher_required
+@require_GET
+def run_report_table_json(request: HttpRequest, pk: int, name: str) -> JsonResponse:
+    """One report table as JSON (a list of rows; NaN as null)."""
+    run = _report_run(pk)
+    rows = run.report.get("tables", {}).get(name)
+    if rows is None:
+        raise Http404(f"no table {name!r} in this report")
+    response = JsonResponse(rows, safe=False, json_dumps_params={"indent": 2})
+    response["Content-Disposition"] = f'attachment; filename="run-{run.pk}-{name}.json"'
+    return response

@@ -74,6 +74,7 @@ def test_report_page_has_every_figure_and_table(client, report_run) -> None:
     assert 'id="report-data"' in html and "cdn" not in html.lower()
     for name in report_run.report["tables"]:
         assert f"/research/runs/{report_run.pk}/tables/{name}.csv" in html
+        assert f"/research/runs/{report_run.pk}/tables/{name}.json" in html
 
 
 def test_standalone_html_inlines_plotly_and_the_data(client, report_run) -> None:
@@ -93,6 +94,7 @@ def test_json_and_csv_downloads(client, report_run) -> None:
         response = client.get(f"/research/runs/{report_run.pk}/tables/{name}.csv")
         parsed = list(csv.DictReader(io.StringIO(response.content.decode())))
         assert len(parsed) == len(rows), name
+        assert json.loads(client.get(f"/research/runs/{report_run.pk}/tables/{name}.json").content) == rows
     assert client.get(f"/research/runs/{report_run.pk}/tables/nope.csv").status_code == 404
 
 
@@ -106,7 +108,7 @@ def test_report_pages_need_a_finished_report_and_the_researcher_role(client, stu
     User.objects.create_user("plain", password=PASSWORD)
     plain = Client()
     plain.login(username="plain", password=PASSWORD)
-    for url in ("report/", "report.html", "report.json", "tables/scores.csv"):
+    for url in ("report/", "report.html", "report.json", "tables/scores.csv", "tables/scores.json"):
         assert plain.get(f"/research/runs/{report_run.pk}/{url}").status_code == 403
 
 
