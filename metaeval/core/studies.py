@@ -494,11 +494,14 @@ def stability(
     * Per level, ``value`` = m_p = mean_i x_{p,i} and ``level_bias`` = m_p - x_N, where x_N is the full-data
       score. ``level_variance`` = v_p = (1/n) sum_i (x_{p,i} - m_p)^2, the population variance of the n set
       scores. ``scores`` lists the x_{p,i}.
-    * Def. 8 (ii) asks that "the bias over C w.r.t. the mean score of each C^k" be <= delta_b. We read it as
-      a bound that must hold for every level: ``bias`` = delta_b = max_p |m_p - x_N|. Def. 8 (iii) asks the
-      same of "the variance over C w.r.t. the expected variance of the scores of each C^k", so
-      ``variance`` = delta_var = max_p v_p. Then delta = max(delta_b, delta_var) (Def. 8), and footnote 8
-      takes the maximum over the models (:func:`stability_summary`). NaN set scores are skipped.
+    * delta-bias and delta-variance (Def. 8 (ii)-(iii), "bias over C w.r.t. the mean score of each C^k") as
+      the paper tabulates them (Table 4, BigBird-Pegasus: level means 0.15, 0.153, 0.1535, 0.1558, 0.1564
+      give 0.0023 and 5.2e-6 as printed, 0.0024 and 5.81e-6 published, sqrt(5.81e-6) = 0.0024, the 100 %
+      value being rounded): ``bias`` = the population standard deviation and ``variance`` = the variance of
+      the level means (x_N, m_80, m_60, m_40, m_20), the full data counting as the 100 % level. Then
+      delta = max(bias, variance) (Def. 8), and footnote 8 takes the maximum over the models
+      (:func:`stability_summary`). NaN set scores are skipped. The per-level ``level_bias`` and
+      ``level_variance`` are kept for other readings of Def. 8.
     * Def. 7 calls a measure epsilon-weakly stable when "the maximum rank-correlation [tau] between the
       ranking on each n_i^k and the ranking on N is <= epsilon". Read literally, that bound is trivial. We
       report the mean over the draws (``epsilon_*``), which is what the paper tabulates (1 = every ranking
@@ -517,7 +520,9 @@ def stability(
     * ``value`` = np.round(mean over the level's draws, 4), and likewise ``egises``. Then
       ``bias`` = round(np.std(level values), 4) and ``variance`` = np.var(level values), both population
       statistics across the levels (100 included). ``egises_bias`` and ``egises_variance`` do the same for
-      EGISES. These are the authors' "bias" and "variance", not Def. 8's quantities (conventions sec. 9.9).
+      EGISES. These are the authors' "bias" and "variance" (conventions sec. 9.9): the same statistics as the
+      paper's Table 4, over levels drawn the code's way (pair rows without replacement) instead of the
+      paper's (documents with replacement).
     * ``perseval_samples`` and ``egises_samples`` hold the unrounded draw scores. ``rows`` is n and
       ``sample_rows`` is the number kept. The epsilon columns correlate each draw's PerSEval with the
       full-data PerSEval. They are our addition; the authors' loop reports none.
@@ -569,8 +574,9 @@ def _paper_stability(
                 draws = item["scores"][row].tolist()
                 mean = _quiet(np.nanmean, draws)
                 stats.append((mean, mean - full_values[row], _quiet(np.nanvar, draws)))
-            delta_bias = _quiet(np.nanmax, [abs(bias) for _, bias, _ in stats])
-            delta_variance = _quiet(np.nanmax, [variance for _, _, variance in stats])
+            level_means = [float(full_values[row]), *[mean for mean, _, _ in stats]]
+            delta_bias = _quiet(np.nanstd, level_means)
+            delta_variance = _quiet(np.nanvar, level_means)
             delta = _quiet(np.nanmax, [delta_bias, delta_variance])
             for item, (mean, bias, variance) in zip(per_level, stats):
                 out.append({
@@ -750,6 +756,22 @@ def borda_kendall(rankings: Sequence[Sequence[str]]) -> list[str]:
     return sorted(first, key=lambda system: (sums[system], tie[system]))
 
 
+def average_ranks(values: Mapping[str, float], *, higher_is_better: bool) -> dict[str, float]:
+    """Rank of each system with a finite value, 1 = best; tied values share their average rank."""
+    from scipy.stats import rankdata
+
+    finite = {system: float(value) for system, value in values.items() if _finite(value)}
+    sign = -1.0 if higher_is_better else 1.0
+    ranked = rankdata([sign * value for value in finite.values()], method="average")
+    return dict(zip(finite, (float(rank) for rank in ranked)))
+
+
+def borda_sums(rank_maps: Sequence[Mapping[str, float]]) -> dict[str, float]:
+    """sum_n = sum over l of eta^l_n (App. B.2) for the systems ranked in every map."""
+    common = set(rank_maps[0]).intersection(*rank_maps[1:]) if rank_maps else set()
+    return {system: float(sum(ranks_[system] for ranks_ in rank_maps)) for system in rank_maps[0] if system in common}
+
+
 def borda_vs_hj(
     scores: Scores,
     hj_label: str,
@@ -763,17 +785,19 @@ def borda_vs_hj(
     ``perseval_measures`` and ``accuracy_measures`` default to every non-``hj:`` measure in ``scores``. For
     each PerSEval measure X, the rows are:
 
-    * ``accuracy_measure=None`` (``"PSE-X"``): the PerSEval-X ranking alone.
-    * One row per accuracy measure Y (``"BK(PSE-X, Y)"``): :func:`borda_kendall` of (the PerSEval-X ranking,
-      the accuracy-Y ranking). As in Table 5, e.g. BK(PSE-ILM, RG-L), the consensus combines the PerSEval
-      ranking with the accuracy leaderboard of a measure. The accuracy is Y's mean sigma(s_j, u_j), a
-      distance, so the lowest ranks first. That is the same order as the accuracy score 1 - sigma.
+    * ``accuracy_measure=None`` (``"PSE-X"``): PerSEval-X alone, correlated by its values (so this column
+      equals Table 2's cell, as in the paper).
+    * One row per accuracy measure Y (``"BK(PSE-X, Y)"``): the Borda-Kendall consensus of the PerSEval-X
+      ranking and the accuracy-Y ranking (App. B.2): sum_n = eta^PSE_n + eta^acc_n with average ranks for
+      tied values. The accuracy is Y's mean sigma(s_j, u_j), a distance, so the lowest ranks first (the order
+      of the accuracy score 1 - sigma). The consensus is correlated by -sum_n, **ties kept**: the paper's
+      Table 5 Kendall values (e.g. 0.46 = 20/sqrt(45*42) over 10 systems) are tau-b with tied Borda sums.
 
-    Each ranking is compared with the human ranking over the systems that all the rankings involved (and the
-    human one) have finite values for. The comparison uses Spearman rho and Kendall tau-b between the
-    negated ranking position and the PerSEval-HJ values, with p-values. Rows carry ``perseval_measure``,
-    ``accuracy_measure``, ``aggregate``, ``ranking``, ``hj_ranking``, ``systems``, ``n``, ``spearman``,
-    ``spearman_p``, ``kendall``, ``kendall_p`` and ``note``.
+    Systems are those with finite values in every ranking involved and in the human one. Correlations are
+    Spearman rho and Kendall tau-b against the PerSEval-HJ values, with p-values. Rows carry
+    ``perseval_measure``, ``accuracy_measure``, ``aggregate``, ``ranking`` (best first; equal sums in PerSEval
+    order), ``hj_ranking``, ``systems``, ``n``, ``spearman``, ``spearman_p``, ``kendall``, ``kendall_p``,
+    ``note`` and, for consensus rows, ``borda_sums`` (in ``ranking`` order).
     """
     automatic = [m for m in scores if not m.startswith(HJ_PREFIX)]
     pse_measures = automatic if perseval_measures is None else list(perseval_measures)
@@ -781,26 +805,28 @@ def borda_vs_hj(
     human = {s: v.perseval for s, v in scores[hj_label].items() if _finite(v.perseval)}
     out: list[dict[str, Any]] = []
 
-    def compare(consensus: list[str]) -> dict[str, Any]:
-        position = {system: index + 1 for index, system in enumerate(consensus)}
-        corr = correlate([-position[s] for s in consensus], [human[s] for s in consensus])
+    def compare(order: list[str], values: Mapping[str, float]) -> dict[str, Any]:
+        """``values``: higher is better; ties stay ties (tau-b), as in the paper's Table 5."""
+        corr = correlate([values[s] for s in order], [human[s] for s in order])
         return {
-            "ranking": consensus,
-            "hj_ranking": ranking({s: human[s] for s in consensus}, higher_is_better=True),
-            "systems": sorted(consensus),
+            "ranking": order,
+            "hj_ranking": ranking({s: human[s] for s in order}, higher_is_better=True),
+            "systems": sorted(order),
             **_rank_result(corr),
         }
 
     for x in pse_measures:
         perseval = {s: v.perseval for s, v in scores[x].items() if s in human and _finite(v.perseval)}
         alone = ranking(perseval, higher_is_better=True)
-        out.append({"perseval_measure": x, "accuracy_measure": None, "aggregate": f"PSE-{x}", **compare(alone)})
+        out.append({"perseval_measure": x, "accuracy_measure": None, "aggregate": f"PSE-{x}",
+                    **compare(alone, perseval)})
         for y in acc_measures:
             accuracy = {s: v.accuracy for s, v in scores[y].items() if s in perseval and _finite(v.accuracy)}
-            pse_ranking = ranking({s: perseval[s] for s in accuracy}, higher_is_better=True)
-            acc_ranking = ranking(accuracy, higher_is_better=False)
-            consensus = borda_kendall([pse_ranking, acc_ranking])
-            out.append(
-                {"perseval_measure": x, "accuracy_measure": y, "aggregate": f"BK(PSE-{x}, {y})", **compare(consensus)}
-            )
+            both = {s: perseval[s] for s in accuracy}
+            sums = borda_sums([average_ranks(both, higher_is_better=True),
+                               average_ranks(accuracy, higher_is_better=False)])
+            consensus = sorted(ranking(both, higher_is_better=True), key=lambda system: sums[system])
+            out.append({"perseval_measure": x, "accuracy_measure": y, "aggregate": f"BK(PSE-{x}, {y})",
+                        **compare(consensus, {system: -total for system, total in sums.items()}),
+                        "borda_sums": [sums[system] for system in consensus]})
     return out

@@ -203,10 +203,28 @@ def test_borda_vs_hj_by_hand():
     alone, combined = rows
     assert alone["ranking"] == ["A", "B", "C", "D"] and alone["hj_ranking"] == ["B", "A", "D", "C"]
     assert alone["spearman"] == pytest.approx(0.6) and alone["kendall"] == pytest.approx(1 / 3)
-    # PSE ranking A B C D, accuracy ranking (lower distance first) B C D A: sums A 5, B 3, C 5, D 7
+    # PSE ranking A B C D, accuracy ranking (lower distance first) B C D A: sums A 5, B 3, C 5, D 7; A and C
+    # tie and stay tied. -sums vs HJ (A .8, B .9, C .1, D .5): ranks x = (2.5, 1, 2.5, 4), y = (2, 1, 4, 3),
+    # rho = 3 / sqrt(4.5 * 5); pairs: AB, AD, BC, BD concordant, CD discordant, AC tied in x:
+    # tau-b = (4 - 1) / sqrt((6 - 1) * 6)
     assert combined["aggregate"] == "BK(PSE-m, m)"
-    assert combined["ranking"] == ["B", "A", "C", "D"]
-    assert combined["spearman"] == pytest.approx(0.8) and combined["kendall"] == pytest.approx(2 / 3)
+    assert combined["ranking"] == ["B", "A", "C", "D"] and combined["borda_sums"] == [3.0, 5.0, 5.0, 7.0]
+    assert combined["spearman"] == pytest.approx(3 / math.sqrt(22.5))
+    assert combined["kendall"] == pytest.approx(3 / math.sqrt(30))
+
+
+def test_borda_vs_hj_keeps_tied_perseval_values_tied():
+    """Tied PerSEval values are one rank (average), not broken by input order: the alone row correlates values."""
+    scores = {
+        "m": {"A": fake(perseval=0.5, accuracy=0.1), "B": fake(perseval=0.5, accuracy=0.2),
+              "C": fake(perseval=0.1, accuracy=0.3)},
+        "hj:x": {"A": fake(perseval=0.2), "B": fake(perseval=0.9), "C": fake(perseval=0.1)},
+    }
+    alone, combined = borda_vs_hj(scores, "hj:x")
+    # values (.5, .5, .1) vs (.2, .9, .1): AB tied in x, AC and BC concordant: tau-b = 2 / sqrt(2 * 3)
+    assert alone["kendall"] == pytest.approx(2 / math.sqrt(6))
+    # PSE average ranks A 1.5, B 1.5, C 3; accuracy ranks A 1, B 2, C 3: sums A 2.5, B 3.5, C 6
+    assert combined["borda_sums"] == [2.5, 3.5, 6.0] and combined["ranking"] == ["A", "B", "C"]
 
 
 # --------------------------------------------------------------------------------------------- document matrix
@@ -311,8 +329,9 @@ def test_paper_stability_two_documents_by_hand():
             assert row["epsilon_spearman"] == pytest.approx(0.5) and row["epsilon_kendall"] == pytest.approx(1 / 3)
     for system in Y:
         mine = [row for row in rows if row["system"] == system]
-        assert mine[0]["bias"] == pytest.approx(max(abs(row["level_bias"]) for row in mine), abs=1e-15)
-        assert mine[0]["variance"] == pytest.approx(max(row["level_variance"] for row in mine), abs=1e-15)
+        level_means = [full[system], *[row["value"] for row in mine]]  # the full data is the 100 % level
+        assert mine[0]["bias"] == pytest.approx(np.std(level_means), abs=1e-15)
+        assert mine[0]["variance"] == pytest.approx(np.var(level_means), abs=1e-15)
         assert mine[0]["delta"] == max(mine[0]["bias"], mine[0]["variance"])
     again = stability(data, definition="paper", seed=11)
     assert [row["scores"] for row in again] == [row["scores"] for row in rows]
