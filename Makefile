@@ -27,6 +27,8 @@ migrate: install
 
 demo: migrate wordnet plotly
 	DEBUG=1 $(PY) manage.py load_demo
+	DEBUG=1 $(PY) manage.py metaeval_report --dataset demo --study demo --seed 2026 --unless-exists \
+	  --measures rouge_l,rouge_su4,bleu4,jsd,bertscore --aux rouge_l,jsd
 
 run: demo
 	@echo ""

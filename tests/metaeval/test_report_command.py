@@ -43,3 +43,16 @@ def test_bad_input_is_a_command_error(study) -> None:
     with pytest.raises(CommandError, match="excluded raters need a study"):
         call_command("metaeval_report", "--dataset", study.dataset.name, "--exclude-raters", "P1")
     assert not MetaevalRun.objects.exists()
+
+
+def test_unless_exists_reuses_a_finished_report(study) -> None:
+    rate_all(study, participants=3)
+    args = ["metaeval_report", "--dataset", study.dataset.name, "--study", study.slug, "--measures", "rouge_l",
+            "--seed", "3", "--n-boot", "100", "--n-permutations", "20", "--stability-samples", "1", "--unless-exists"]
+    call_command(*args, stdout=io.StringIO())
+    out = io.StringIO()
+    call_command(*args, stdout=out)
+    run = MetaevalRun.objects.get()
+    assert f"report run {run.pk} exists" in out.getvalue()
+    call_command(*[a if a != "3" else "4" for a in args], stdout=io.StringIO())  # another seed: a new run
+    assert MetaevalRun.objects.count() == 2

@@ -30,6 +30,10 @@ class Command(BaseCommand):
         parser.add_argument("--stability-samples", type=int, default=10, help="samples per level (default 10)")
         parser.add_argument("--exclude-raters", default="", help="comma-separated rater ids (P12,P15) to leave out")
         parser.add_argument("--queue", action="store_true", help="only queue it (a metaeval_worker runs it)")
+        parser.add_argument(
+            "--unless-exists", action="store_true",
+            help="do nothing when a finished report run of this dataset, study and seed exists (make demo)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         dataset = _dataset(options["dataset"])
@@ -42,6 +46,15 @@ class Command(BaseCommand):
         if study is not None and not run_options.aux:
             run_options.aux = list(DEFAULT_AUX)
         run_options.skip_unavailable = True
+        if options["unless_exists"]:
+            existing = MetaevalRun.objects.filter(
+                kind=MetaevalRun.Kind.REPORT, status=MetaevalRun.Status.DONE, dataset=dataset, study=study,
+                seed=options["seed"],
+            ).order_by("-pk").first()
+            if existing is not None:
+                self.stdout.write(f"report run {existing.pk} exists (seed {existing.seed}): "
+                                  f"/research/runs/{existing.pk}/report/")
+                return
         excluded = [part.strip() for part in options["exclude_raters"].split(",") if part.strip()]
         settings = {"n_boot": options["n_boot"], "resample": options["resample"],
                     "n_permutations": options["n_permutations"], "stability_samples": options["stability_samples"]}
