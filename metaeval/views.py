@@ -17,7 +17,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
 from metaeval import selectors, services
-from metaeval.cli import write_csv
+from metaeval.cli import table_columns, write_csv
 from metaeval.core.measures.registry import LEXICAL, MEASURES, NEURAL
 from metaeval.core.perseval import Params
 from metaeval.core.pipeline import COLUMNS, RunOptions
@@ -236,6 +236,14 @@ def _report_run(pk: int) -> MetaevalRun:
     return run
 
 
+def _report_table(pk: int, name: str) -> tuple[MetaevalRun, list[dict]]:
+    run = _report_run(pk)
+    rows = run.report.get("tables", {}).get(name)
+    if rows is None:
+        raise Http404(f"no table {name!r} in this report")
+    return run, rows
+
+
 def _cell(value: object) -> str:
     if value is None:
         return ""
@@ -249,9 +257,7 @@ def _report_context(run: MetaevalRun, *, standalone: bool) -> dict[str, object]:
     report = run.report
     tables = []
     for name, rows in report.get("tables", {}).items():
-        columns: list[str] = []
-        for row in rows:
-            columns.extend(key for key in row if key not in columns)
+        columns = table_columns(rows)
         tables.append((name, columns, [[_cell(row.get(key)) for key in columns] for row in rows]))
     context: dict[str, object] = {
         "run": run, "report": report, "tables": tables, "parameters": report.get("parameters", {}),
@@ -302,17 +308,10 @@ def run_report_json(request: HttpRequest, pk: int) -> JsonResponse:
 @researcher_required
 @require_GET
 def run_report_table(request: HttpRequest, pk: int, name: str) -> HttpResponse:
-    """One report table as CSV."""
-    run = _report_run(pk)
-    rows = run.report.get("tables", {}).get(name)
-    if rows is None:
-        raise Http404(f"no table {name!r} in this report")
-    columns: list[str] = []
-    for row in rows:
-        columns.extend(key for key in row if key not in columns)
+    """One report table as CSV (every key of every row a column; null as an empty cell)."""
+    run, rows = _report_table(pk, name)
     buffer = io.StringIO()
-    write_csv([{key: ("" if row.get(key) is None else row.get(key)) for key in columns} for row in rows], columns,
-              buffer)
+    write_csv(rows, table_columns(rows), buffer)
     response = HttpResponse(buffer.getvalue(), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="run-{run.pk}-{name}.csv"'
     return response
@@ -333,10 +332,7 @@ def run_repeat(request: HttpRequest, pk: int) -> HttpResponse:
 @require_GET
 def run_report_table_json(request: HttpRequest, pk: int, name: str) -> JsonResponse:
     """One report table as JSON (a list of rows; NaN as null)."""
-    run = _report_run(pk)
-    rows = run.report.get("tables", {}).get(name)
-    if rows is None:
-        raise Http404(f"no table {name!r} in this report")
+    run, rows = _report_table(pk, name)
     response = JsonResponse(rows, safe=False, json_dumps_params={"indent": 2})
     response["Content-Disposition"] = f'attachment; filename="run-{run.pk}-{name}.json"'
     return response
