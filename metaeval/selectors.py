@@ -44,11 +44,20 @@ def study_scale(*, study: Study) -> tuple[int, int]:
     return RATING_MIN, RATING_MAX
 
 
-def ratings_for_study(*, study: Study, exclude_raters: Iterable[str] = ()) -> RatingTable:
-    """The study's ratings (completed assignments, export order) as a :class:`RatingTable`, without those of the
-    raters in ``exclude_raters`` (ids as exported: ``"P12"``)."""
+def study_rating_rows(*, study: Study, exclude_raters: Iterable[str] = ()) -> list[dict[str, object]]:
+    """The study's ratings in the export layout (rater ids, times; completed assignments, export order),
+    without those of the raters in ``exclude_raters`` (ids as exported: ``"P12"``)."""
     excluded = set(exclude_raters)
-    rows = (row for row in ratings_export_rows(study=study) if row["rater"] not in excluded)
+    return [row for row in ratings_export_rows(study=study) if row["rater"] not in excluded]
+
+
+def ratings_for_study(
+    *, study: Study, exclude_raters: Iterable[str] = (), rows: Iterable[dict[str, object]] | None = None
+) -> RatingTable:
+    """The study's ratings as a :class:`RatingTable`: from ``rows`` when the caller already read them with
+    :func:`study_rating_rows`, else read here (without ``exclude_raters``)."""
+    if rows is None:
+        rows = study_rating_rows(study=study, exclude_raters=exclude_raters)
     return ratings_from_rows(rows, source=f"study {study.slug}", scale=study_scale(study=study))
 
 

@@ -27,7 +27,6 @@ from metaeval.core import studies
 from metaeval.core.pipeline import Progress, RunOptions, run_scores
 from metaeval.core.report import build_report
 from metaeval.models import MetaevalRun
-from survey import selectors as survey_selectors
 from survey.models import Dataset, Study
 
 log = logging.getLogger(__name__)
@@ -127,11 +126,12 @@ def _execute(
     recorder = ProgressRecorder(run, steps, progress)
     try:
         corpus = selectors.corpus_from_dataset(dataset=run.dataset)
-        ratings = (
-            selectors.ratings_for_study(study=study, exclude_raters=run.excluded_raters or ())
+        rating_rows = (
+            selectors.study_rating_rows(study=study, exclude_raters=run.excluded_raters or ())
             if study is not None
             else None
         )
+        ratings = selectors.ratings_for_study(study=study, rows=rating_rows) if study is not None else None
         run.data_hash = selectors.data_hash(corpus=corpus, ratings=ratings)
         recorder.data_loaded()
         if full_report:
@@ -140,7 +140,7 @@ def _execute(
             result = data.result
             recorder("report: studies and statistics")
             run.report = build_report(
-                data, params=options.params, seed=int(run.seed or 0), rating_rows=_report_rating_rows(run, study),
+                data, params=options.params, seed=int(run.seed or 0), rating_rows=rating_rows,
                 excluded_raters=run.excluded_raters or (), progress=recorder, **_report_settings(run.parameters),
             )
         else:
@@ -174,14 +174,6 @@ REPORT_SETTINGS = ("n_boot", "resample", "confidence", "betas", "stability_sampl
 def _report_settings(parameters: Mapping[str, object]) -> dict[str, object]:
     given = parameters.get("report") or {}
     return {key: given[key] for key in REPORT_SETTINGS if isinstance(given, Mapping) and key in given}
-
-
-def _report_rating_rows(run: MetaevalRun, study: Study | None) -> list[dict[str, object]]:
-    """The study's ratings in the export layout (rater ids, times), without the run's excluded raters."""
-    if study is None:
-        return []
-    excluded = set(run.excluded_raters or ())
-    return [row for row in survey_selectors.ratings_export_rows(study=study) if row["rater"] not in excluded]
 
 
 def run_execute(
