@@ -2,8 +2,6 @@
 request serializer only validates (the run is queued by ``metaeval.services.run_enqueue``)."""
 from __future__ import annotations
 
-import re
-
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.reverse import reverse
@@ -17,7 +15,6 @@ from survey.models import Dataset, Study
 
 #: with a study and no ``aux``, the HJ variants use ROUGE-L (as ``manage.py metaeval_run`` and the run form)
 DEFAULT_AUX = ["rouge_l"]
-_RATER = re.compile(r"^[Pp]?(\d+)$")
 
 
 # ---------------------------------------------------------------------------------------------- datasets
@@ -287,10 +284,10 @@ class RunCreateSerializer(serializers.Serializer):
         return beta
 
     def validate_exclude_raters(self, names: list[str]) -> list[str]:
-        bad = [name for name in names if _RATER.match(name) is None]
+        ids, bad = metaeval_selectors.parse_rater_ids(names)
         if bad:
             raise serializers.ValidationError(f"Not a rater id: {', '.join(bad)} (write P12 or 12).")
-        return list(dict.fromkeys(metaeval_selectors.rater_id(int(_RATER.match(n).group(1))) for n in names))
+        return ids
 
     def validate_report(self, value: dict) -> dict:
         from metaeval.services import REPORT_SETTINGS
@@ -315,20 +312,10 @@ class RunCreateSerializer(serializers.Serializer):
         return value
 
     def validate(self, data: dict) -> dict:
-        errors: dict[str, str] = {}
         dataset, study = data["dataset"], data.get("study")
-        if study is not None and study.dataset_id != dataset.pk:
-            errors["study"] = f'Study "{study.slug}" rates dataset "{study.dataset.name}", not "{dataset.name}".'
-        if data.get("aux") and study is None:
-            errors["aux"] = "Auxiliary measures (HJ) need a study whose ratings they use."
-        excluded = data.get("exclude_raters") or []
-        if excluded and study is None:
-            errors["exclude_raters"] = "Excluding raters needs a study."
-        elif excluded and "study" not in errors:
-            known = set(metaeval_selectors.study_raters(study=study))
-            unknown = [rater for rater in excluded if rater not in known]
-            if unknown:
-                errors["exclude_raters"] = f"Not a rater of {study.slug}: {', '.join(unknown)}."
+        errors = metaeval_selectors.run_request_errors(
+            dataset=dataset, study=study, aux=data.get("aux") or [], exclude_raters=data.get("exclude_raters") or []
+        )
         if "measures" in data and not data["measures"] and not data.get("aux"):
             errors["measures"] = "Give at least one measure."
         if data.get("systems"):

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Sequence
 
 from django.db.models import QuerySet
 
@@ -11,7 +12,9 @@ from metaeval.core.corpus import Corpus, Document, RatingTable, systems_in_order
 from metaeval.core.loaders import ratings_from_rows
 from metaeval.models import MetaevalRun
 from survey.models import RATING_MAX, RATING_MIN, Assignment, Dataset, Study, Summary
-from survey.selectors import ratings_export_rows
+from survey.selectors import rater_id, ratings_export_rows
+
+_RATER = re.compile(r"^[Pp]?(\d+)$")
 
 
 def corpus_from_dataset(*, dataset: Dataset) -> Corpus:
@@ -72,9 +75,39 @@ def study_raters(*, study: Study) -> list[str]:
     return [rater_id(pk) for pk in ids]
 
 
-def rater_id(participant_id: int) -> str:
-    """A participant's rater id in the ratings export."""
-    return f"P{participant_id}"
+def parse_rater_ids(names: Iterable[str]) -> tuple[list[str], list[str]]:
+    """``(ids, bad)``: each name written ``P12`` or ``12`` as its export id (first occurrence kept), and the
+    names that are not rater ids."""
+    ids: list[str] = []
+    bad: list[str] = []
+    for name in names:
+        match = _RATER.match(name)
+        if match is None:
+            bad.append(name)
+        else:
+            ids.append(rater_id(int(match.group(1))))
+    return list(dict.fromkeys(ids)), bad
+
+
+def run_request_errors(
+    *, dataset: Dataset | None, study: Study | None, aux: Sequence[str], exclude_raters: Sequence[str]
+) -> dict[str, str]:
+    """Field -> message for a run request whose parts do not fit together: a study of another dataset, auxiliary
+    measures or excluded raters without a study, excluded raters who did not rate the study. The run form and
+    the API report these on their fields (``services.run_enqueue`` refuses the same requests)."""
+    errors: dict[str, str] = {}
+    if dataset is not None and study is not None and study.dataset_id != dataset.pk:
+        errors["study"] = f'Study "{study.slug}" rates dataset "{study.dataset.name}", not "{dataset.name}".'
+    if aux and study is None:
+        errors["aux"] = "Aux measures (HJ) need a study whose ratings they use."
+    if exclude_raters and study is None:
+        errors["exclude_raters"] = "Excluding raters needs a study."
+    elif exclude_raters and "study" not in errors:
+        known = set(study_raters(study=study))  # type: ignore[arg-type]
+        unknown = [rater for rater in exclude_raters if rater not in known]
+        if unknown:
+            errors["exclude_raters"] = f"Not a rater of {study.slug}: {', '.join(unknown)}."  # type: ignore[union-attr]
+    return errors
 
 
 def data_hash(*, corpus: Corpus, ratings: RatingTable | None = None) -> str:

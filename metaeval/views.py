@@ -28,7 +28,6 @@ from survey.research_views import researcher_required
 DEFAULT_AUX = ["rouge_l"]  # as manage.py metaeval_run: HJ with ROUGE-L when a study is chosen without aux measures
 BETA_RANGE = (-10.0, 10.0)  # EDP's beta is an exponent of 10 (S_{a,b}); beyond this the sigmoid saturates
 FLOAT_COLUMNS = ("egises", "degress", "perseval", "accuracy", "p_acc", "egises_accuracy")
-_RATER = re.compile(r"^[Pp]?(\d+)$")
 PLOTLY_JS = "vendor/plotly-4.1.2.min.js"  # `make plotly` (the Makefile's PLOTLY_VERSION)
 REPORT_JS = "metaeval/report.js"
 
@@ -90,34 +89,19 @@ class RunForm(forms.Form):
 
     def clean_exclude_raters(self) -> list[str]:
         text = self.cleaned_data.get("exclude_raters") or ""
-        ids, bad = [], []
-        for part in re.split(r"[\s,;]+", text.strip()):
-            if not part:
-                continue
-            match = _RATER.match(part)
-            if match is None:
-                bad.append(part)
-            else:
-                ids.append(selectors.rater_id(int(match.group(1))))
+        ids, bad = selectors.parse_rater_ids(part for part in re.split(r"[\s,;]+", text.strip()) if part)
         if bad:
             raise forms.ValidationError(f"not a rater id: {', '.join(bad)} (write P12 or 12)")
-        return list(dict.fromkeys(ids))
+        return ids
 
     def clean(self) -> dict:
         data = super().clean()
-        dataset, study = data.get("dataset"), data.get("study")
-        if dataset is not None and study is not None and study.dataset_id != dataset.pk:
-            self.add_error("study", f'Study "{study.slug}" rates dataset "{study.dataset.name}", not "{dataset.name}".')
-        if data.get("aux") and study is None:
-            self.add_error("aux", "Aux measures (HJ) need a study whose ratings they use.")
-        excluded = data.get("exclude_raters") or []
-        if excluded and study is None:
-            self.add_error("exclude_raters", "Excluding raters needs a study.")
-        elif excluded and study is not None:
-            known = set(selectors.study_raters(study=study))
-            unknown = [rater for rater in excluded if rater not in known]
-            if unknown:
-                self.add_error("exclude_raters", f"Not a rater of {study.slug}: {', '.join(unknown)}.")
+        errors = selectors.run_request_errors(
+            dataset=data.get("dataset"), study=data.get("study"), aux=data.get("aux") or [],
+            exclude_raters=data.get("exclude_raters") or [],
+        )
+        for field, message in errors.items():
+            self.add_error(field, message)
         if not data.get("measures") and not data.get("aux") and "measures" not in self.errors:
             self.add_error("measures", "Choose at least one measure.")
         return data

@@ -108,6 +108,11 @@ def study_progress(study: Study, now=None) -> StudyProgress:
     )
 
 
+def rater_id(participant_id: int) -> str:
+    """A participant's rater id in the ratings export ("P12")."""
+    return f"P{participant_id}"
+
+
 def ratings_export_rows(*, study: Study | None = None) -> Iterator[dict[str, object]]:
     """One row per rating of a completed assignment, in the export layout (``EXPORT_COLUMNS``).
 
@@ -140,7 +145,7 @@ def ratings_export_rows(*, study: Study | None = None) -> Iterator[dict[str, obj
             "uid1": q.reader_j.external_id,
             "uid2": q.reader_k.external_id,
             "rating": r.value,
-            "rater": f"P{a.participant_id}",
+            "rater": rater_id(a.participant_id),
             "study": q.study.slug,
             "questionnaire": q.position,
             "shown_position": r.shown_position,
