@@ -30,21 +30,32 @@ One bootstrap sample draws, with replacement and independently,
 
 It recomputes each measure's system scores over the sampled documents (a document drawn k times counts k times:
 ``score*[s] = sum_k w[s, j_k] v[s, j_k] / sum_k w[s, j_k]`` over the draws with a non-NaN value) and the
-correlation ``r*`` over the sampled systems (a system drawn twice is two pairs). Samples whose correlation is
-undefined (fewer than 3 pairs with a finite score on both sides, or a constant side) are dropped; ``n_valid``
-counts the others. The interval is the percentile interval of the valid ``r*``::
+correlation ``r*`` over the sampled systems (a system drawn twice is two pairs). When a drawn system has no drawn
+document with a value (its ``score*`` is NaN on either side), the whole sample is discarded
+(``missing_system="discard-sample"``, the default and SacreROUGE's behaviour: its system-level correlation of a
+NaN score is undefined and skipped); ``"drop-system"`` instead correlates that sample over the other systems.
+``n_incomplete`` counts such samples and ``n_discarded`` those left out. Samples whose correlation is undefined
+(fewer than 3 pairs with a finite score on both sides, or a constant side) are dropped too; ``n_valid`` counts
+the others. The interval is the percentile interval of the valid ``r*``::
 
     low, high = quantile(r*, (1 - c) / 2), quantile(r*, (1 + c) / 2)     (numpy's linear interpolation)
 
-for confidence ``c``. The ``estimate`` is the full-data correlation (SciPy's, as in ``correlate``).
+for confidence ``c`` (SacreROUGE's ``np.percentile`` is the same). The ``estimate`` is the full-data
+correlation (SciPy's, as in ``correlate``).
 
 Permutation test (:func:`permutation_test`)
 -------------------------------------------
 Tests whether automatic measure A correlates with the human judgments H better than measure B does::
 
-    H0: r(A, H) <= r(B, H)      against      H1: r(A, H) > r(B, H)     (one-sided)
+    H0: r(A, H) <= r(B, H)      against      H1: r(A, H) > r(B, H)     (alternative="greater", one-sided)
+    H0: r(A, H) =  r(B, H)      against      H1: r(A, H) != r(B, H)    (alternative="two-sided")
     delta = r(A, H) - r(B, H)
 
+Because A and B may be on different scales (ROUGE in [0, 1], BERTScore near 0.85), each of A and B is first
+z-scored over all its non-NaN cells (``standardize=True``; population sd, as SacreROUGE's ``standardize``).
+``delta`` is computed from these z-scored matrices, exactly as the permuted deltas are: mathematically an affine
+map leaves the correlations unchanged, but in floating point z-scoring can merge system scores that differ by
+~1e-16 (relative) into ties, and the observed statistic must come from the distribution it is compared with.
 Under H0 the two measures are exchangeable, so each permutation swaps A's and B's values (and their weights) at
 random with probability 1/2, independently
 
@@ -55,13 +66,11 @@ random with probability 1/2, independently
 recomputes both measures' system scores and ``delta* = r(A*, H) - r(B*, H)`` (H is never permuted). With
 ``n`` valid permutations (those where both correlations are defined)::
 
-    p = (1 + #{delta* >= delta}) / (1 + n)
+    p = (1 + #{delta* >= delta}) / (1 + n)            (greater)
+    p = (1 + #{|delta*| >= |delta|}) / (1 + n)        (two-sided, SacreROUGE's two-tailed test)
 
-(the +1 counts the observed assignment, so p is never 0; ``>=`` allows a tolerance of 1e-12 for rounding). For
-the other direction swap A and B; a two-sided test is twice the smaller of the two one-sided p-values (capped at
-1). Because A and B may be on different scales (ROUGE in [0, 1], BERTScore near 0.85), each of A and B is first
-z-scored over all its non-NaN cells (``standardize=True``, as SacreROUGE does); an affine map of a measure leaves
-its weighted system means an affine map of the old ones, so ``r(A, H)``, ``r(B, H)`` and ``delta`` are unchanged.
+(the +1 counts the observed assignment, so p is never 0; ``>=`` allows a tolerance of 1e-12 for rounding in the
+incremental sums). The two-sided p is not twice the smaller one-sided p.
 
 Correlations
 ------------
@@ -79,7 +88,6 @@ the same samples, so the three methods' intervals of :func:`correlation_with_ci`
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Hashable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Literal
@@ -91,7 +99,9 @@ from scipy import stats
 from metaeval.core.correlation import ALPHA, correlate, size_label
 
 __all__ = [
+    "ALTERNATIVES",
     "METHODS",
+    "MISSING_SYSTEM_RULES",
     "RESAMPLES",
     "BootstrapCI",
     "PermutationResult",
@@ -106,10 +116,16 @@ __all__ = [
 
 Method = Literal["pearson", "spearman", "kendall"]
 Resample = Literal["systems", "documents", "both"]
+MissingSystem = Literal["discard-sample", "drop-system"]
+Alternative = Literal["greater", "two-sided"]
 Seed = int | np.random.SeedSequence | np.random.Generator | None
 
 METHODS: tuple[str, ...] = ("pearson", "spearman", "kendall")
 RESAMPLES: tuple[str, ...] = ("systems", "documents", "both")
+#: what a bootstrap sample does when a drawn system has no drawn document with a value (the first is the default)
+MISSING_SYSTEM_RULES: tuple[str, ...] = ("discard-sample", "drop-system")
+#: the alternative hypotheses of the permutation test (the first is the default)
+ALTERNATIVES: tuple[str, ...] = ("greater", "two-sided")
 MIN_PAIRS = 3
 NAN = float("nan")
 _CELLS_PER_CHUNK = 2_000_000  # bounds the temporary arrays (about 16 MB of float64 each)
@@ -293,8 +309,11 @@ def batch_correlation(x: ArrayLike, y: ArrayLike, method: Method) -> NDArray[np.
 class BootstrapCI:
     """Percentile bootstrap interval ``[low, high]`` of a system-level correlation (see the module docstring).
 
-    ``estimate``: the full-data correlation; ``n_valid`` of the ``n_boot`` samples gave a defined correlation
-    (``low``/``high`` are NaN when none did); ``n_systems``: systems in the point estimate.
+    ``estimate``: the full-data correlation; ``n_valid`` of the ``n_boot`` samples gave a defined correlation and
+    were kept (``low``/``high`` are NaN when none did); ``n_systems``: systems in the point estimate.
+    ``n_incomplete`` samples drew a system without any drawn document holding a value; under
+    ``missing_system="discard-sample"`` they are the ``n_discarded`` samples left out, under ``"drop-system"``
+    they are kept with that system left out of their correlation (``n_discarded`` = 0).
     """
 
     estimate: float
@@ -307,6 +326,9 @@ class BootstrapCI:
     confidence: float
     n_systems: int = 0
     note: str = ""
+    missing_system: str = "discard-sample"
+    n_incomplete: int = 0
+    n_discarded: int = 0
 
     def as_dict(self) -> dict[str, object]:
         """The fields as plain values (NaN stays a float NaN)."""
@@ -379,6 +401,35 @@ def _validate_bootstrap(resample: str, n_boot: int, confidence: float) -> None:
         raise ValueError(f"confidence must be in (0, 1); got {confidence!r}")
 
 
+def _replicates(
+    auto: ArrayLike,
+    human: ArrayLike,
+    *,
+    methods: Sequence[str],
+    resample: str,
+    n_boot: int,
+    seed: Seed,
+    auto_weights: ArrayLike | None,
+    human_weights: ArrayLike | None,
+    missing_system: str,
+) -> tuple[dict[str, NDArray[np.float64]], int]:
+    """``({method: r*}, n_incomplete)``: the replicates of :func:`bootstrap_replicates` and the number of samples
+    in which some drawn system had no score (no drawn document with a value, on either side)."""
+    for method in methods:
+        _check_choice(method, METHODS, "method")
+    _check_choice(missing_system, MISSING_SYSTEM_RULES, "missing_system")
+    _validate_bootstrap(resample, n_boot, 0.5)
+    _, _, pairs, keep = _prepare_pair(auto, human, auto_weights, human_weights)
+    rng = np.random.default_rng(seed)
+    if keep.sum() < MIN_PAIRS:
+        return {m: np.full(int(n_boot), np.nan) for m in methods}, 0
+    xa, xh = _bootstrap_system_scores(pairs, resample, int(n_boot), rng)
+    incomplete = ~(np.isfinite(xa) & np.isfinite(xh)).all(axis=1)
+    if missing_system == "discard-sample":
+        xa = np.where(incomplete[:, None], np.nan, xa)  # an all-NaN row correlates to NaN: the sample is dropped
+    return {m: batch_correlation(xa, xh, m) for m in methods}, int(incomplete.sum())
+
+
 def bootstrap_replicates(
     auto: ArrayLike,
     human: ArrayLike,
@@ -389,34 +440,33 @@ def bootstrap_replicates(
     seed: Seed,
     auto_weights: ArrayLike | None = None,
     human_weights: ArrayLike | None = None,
+    missing_system: MissingSystem = "discard-sample",
 ) -> dict[str, NDArray[np.float64]]:
-    """The ``n_boot`` bootstrap correlations ``r*`` per method (NaN where undefined), from one set of samples.
+    """The ``n_boot`` bootstrap correlations ``r*`` per method (NaN where undefined or discarded), from one set
+    of samples.
 
     Same sampling as :func:`bootstrap_correlation` (which summarises these): ``auto``/``human`` are ``[S, D]``
     over the same systems and documents, systems with a NaN full-data score on either side are left out first.
+    ``missing_system`` is the rule for a sample in which a drawn system has no drawn document with a value:
+    ``"discard-sample"`` (SacreROUGE's; the sample's ``r*`` is NaN) or ``"drop-system"`` (the correlation of
+    that sample is taken over the other systems).
     """
-    for method in methods:
-        _check_choice(method, METHODS, "method")
-    _validate_bootstrap(resample, n_boot, 0.5)
-    _, _, pairs, keep = _prepare_pair(auto, human, auto_weights, human_weights)
-    rng = np.random.default_rng(seed)
-    if keep.sum() < MIN_PAIRS:
-        return {m: np.full(int(n_boot), np.nan) for m in methods}
-    xa, xh = _bootstrap_system_scores(pairs, resample, int(n_boot), rng)
-    return {m: batch_correlation(xa, xh, m) for m in methods}
+    return _replicates(auto, human, methods=methods, resample=resample, n_boot=n_boot, seed=seed,
+                       auto_weights=auto_weights, human_weights=human_weights, missing_system=missing_system)[0]
 
 
 def _interval(estimate: float, replicates: NDArray, *, method: str, resample: str, confidence: float,
-              n_systems: int, note: str) -> BootstrapCI:
+              n_systems: int, note: str, missing_system: str, n_incomplete: int) -> BootstrapCI:
     valid = replicates[np.isfinite(replicates)]
     if len(valid):
         low, high = (float(q) for q in np.quantile(valid, [(1 - confidence) / 2, (1 + confidence) / 2]))
     else:
         low = high = NAN
         note = note or "no bootstrap sample gave a defined correlation"
+    discarded = n_incomplete if missing_system == "discard-sample" else 0
     return BootstrapCI(estimate=float(estimate), low=low, high=high, n_boot=len(replicates), n_valid=len(valid),
                        method=method, resample=resample, confidence=float(confidence), n_systems=n_systems,
-                       note=note)
+                       note=note, missing_system=missing_system, n_incomplete=n_incomplete, n_discarded=discarded)
 
 
 def bootstrap_correlation(
@@ -430,25 +480,31 @@ def bootstrap_correlation(
     seed: Seed,
     auto_weights: ArrayLike | None = None,
     human_weights: ArrayLike | None = None,
+    missing_system: MissingSystem = "discard-sample",
 ) -> BootstrapCI:
     """Percentile bootstrap confidence interval of the system-level correlation of ``auto`` with ``human``.
 
     ``auto``, ``human``: ``[S, D]`` document matrices over the same systems and documents (NaN = missing), with
     optional ``[S, D]`` weights (see :func:`system_scores`). ``resample``: ``"systems"`` (rows), ``"documents"``
     (columns) or ``"both"`` (rows and columns independently), each with replacement. Each sample's system scores
-    are the weighted means over its drawn documents and its correlation is over its drawn systems; samples with
-    an undefined correlation are dropped (``n_valid`` counts the rest); ``[low, high]`` are the
-    ``(1 -+ confidence) / 2`` quantiles of the valid ones. ``estimate`` is the full-data correlation
-    (``correlate`` of the system scores). See the module docstring for the formulas.
+    are the weighted means over its drawn documents and its correlation is over its drawn systems. A sample in
+    which a drawn system has no drawn document with a value is discarded (``missing_system="discard-sample"``,
+    SacreROUGE's rule) or correlated without that system (``"drop-system"``); samples with an undefined
+    correlation are dropped (``n_valid`` counts the rest); ``[low, high]`` are the ``(1 -+ confidence) / 2``
+    quantiles of the valid ones. ``estimate`` is the full-data correlation (``correlate`` of the system scores).
+    See the module docstring for the formulas.
     """
     _check_choice(method, METHODS, "method")
     _validate_bootstrap(resample, n_boot, confidence)
     sa, sh, _, keep = _prepare_pair(auto, human, auto_weights, human_weights)
     corr = correlate(sa, sh)
-    replicates = bootstrap_replicates(auto, human, methods=(method,), resample=resample, n_boot=n_boot, seed=seed,
-                                      auto_weights=auto_weights, human_weights=human_weights)[method]
-    return _interval(getattr(corr, method), replicates, method=method, resample=resample, confidence=confidence,
-                     n_systems=int(keep.sum()), note=corr.note)
+    replicates, incomplete = _replicates(
+        auto, human, methods=(method,), resample=resample, n_boot=n_boot, seed=seed, auto_weights=auto_weights,
+        human_weights=human_weights, missing_system=missing_system,
+    )
+    return _interval(getattr(corr, method), replicates[method], method=method, resample=resample,
+                     confidence=confidence, n_systems=int(keep.sum()), note=corr.note,
+                     missing_system=missing_system, n_incomplete=incomplete)
 
 
 def correlation_with_ci(
@@ -462,6 +518,7 @@ def correlation_with_ci(
     auto_weights: ArrayLike | None = None,
     human_weights: ArrayLike | None = None,
     alpha: float | None = ALPHA,
+    missing_system: MissingSystem = "discard-sample",
 ) -> dict[str, object]:
     """One Table 2 cell: Pearson, Spearman and Kendall with p-values, labels and bootstrap intervals.
 
@@ -470,19 +527,24 @@ def correlation_with_ci(
     same as ``bootstrap_correlation`` draws with this seed). Keys: ``n``, ``dropped`` (indices of systems left
     out for a NaN score), ``note``; per method ``m``: ``m``, ``m_p``, ``m_label`` (strength, significance at
     ``alpha``), ``m_size`` (strength by size alone), ``m_low``, ``m_high``, ``m_n_valid``; and ``resample``,
-    ``n_boot``, ``confidence``. Values are plain floats/ints/strings/lists; NaN stays a float NaN (JSON encoding
-    is the caller's).
+    ``n_boot``, ``confidence``, ``missing_system``, ``n_incomplete`` and ``n_discarded`` (samples in which a
+    drawn system had no drawn document with a value, and how many of them were discarded). Values are plain
+    floats/ints/strings/lists; NaN stays a float NaN (JSON encoding is the caller's).
     """
     _validate_bootstrap(resample, n_boot, confidence)
     sa, sh, _, keep = _prepare_pair(auto, human, auto_weights, human_weights)
     corr = correlate(sa, sh)
-    replicates = bootstrap_replicates(auto, human, methods=METHODS, resample=resample, n_boot=n_boot, seed=seed,
-                                      auto_weights=auto_weights, human_weights=human_weights)
+    replicates, incomplete = _replicates(
+        auto, human, methods=METHODS, resample=resample, n_boot=n_boot, seed=seed, auto_weights=auto_weights,
+        human_weights=human_weights, missing_system=missing_system,
+    )
     labels = corr.labels(alpha)
     row: dict[str, object] = {"n": corr.n}
+    ci = None
     for method in METHODS:
         ci = _interval(getattr(corr, method), replicates[method], method=method, resample=resample,
-                       confidence=confidence, n_systems=int(keep.sum()), note=corr.note)
+                       confidence=confidence, n_systems=int(keep.sum()), note=corr.note,
+                       missing_system=missing_system, n_incomplete=incomplete)
         row[method] = ci.estimate
         row[f"{method}_p"] = float(getattr(corr, f"{method}_p"))
         row[f"{method}_label"] = labels[method]
@@ -490,18 +552,22 @@ def correlation_with_ci(
         row[f"{method}_low"] = ci.low
         row[f"{method}_high"] = ci.high
         row[f"{method}_n_valid"] = ci.n_valid
+    assert ci is not None
     row.update(resample=resample, n_boot=int(n_boot), confidence=float(confidence), dropped=list(corr.dropped),
-               note=corr.note)
+               note=corr.note, missing_system=missing_system, n_incomplete=ci.n_incomplete,
+               n_discarded=ci.n_discarded)
     return row
 
 
 # ----------------------------------------------------------------------------------------------- permutation
 @dataclass(frozen=True)
 class PermutationResult:
-    """One-sided permutation test of H0 ``r(A, H) <= r(B, H)`` (see the module docstring).
+    """Permutation test of r(A, H) against r(B, H) (see the module docstring).
 
-    ``delta = r_a - r_b`` on the ``n_systems`` systems with a score in A, B and H; ``p_value`` from the
-    ``n_valid`` of ``n_permutations`` permutations with both correlations defined (NaN when ``delta`` is).
+    ``delta = r_a - r_b`` on the ``n_systems`` systems with a score in A, B and H, computed from the matrices the
+    permutations swap (z-scored when ``standardized``); ``p_value`` for the ``alternative`` (``"greater"``: H1
+    r(A, H) > r(B, H); ``"two-sided"``: H1 r(A, H) != r(B, H)) from the ``n_valid`` of ``n_permutations``
+    permutations with both correlations defined (NaN when ``delta`` is).
     """
 
     delta: float
@@ -515,6 +581,7 @@ class PermutationResult:
     n_systems: int
     standardized: bool = True
     note: str = ""
+    alternative: str = "greater"
 
     def significant(self, alpha: float = 0.05) -> bool:
         """Whether H0 is rejected at ``alpha`` (False when p is NaN)."""
@@ -526,7 +593,8 @@ class PermutationResult:
 
 
 def _standardize(values: NDArray[np.float64]) -> NDArray[np.float64]:
-    """``(v - mean) / sd`` over the non-NaN cells (only centred when the sd is 0)."""
+    """``(v - mean) / sd`` over the non-NaN cells, population sd (SacreROUGE's ``standardize``); only centred when
+    the sd is 0."""
     present = values[~np.isnan(values)]
     if not len(present):
         return values
@@ -548,18 +616,22 @@ def permutation_test(
     b_weights: ArrayLike | None = None,
     human_weights: ArrayLike | None = None,
     standardize: bool = True,
+    alternative: Alternative = "greater",
 ) -> PermutationResult:
-    """Permutation test (PERM-BOTH / -SYSTEMS / -INPUTS) of H0 ``r(A,H) <= r(B,H)`` vs ``r(A,H) > r(B,H)``.
+    """Permutation test (PERM-BOTH / -SYSTEMS / -INPUTS) of r(A, H) against r(B, H).
 
     ``auto_a``, ``auto_b``, ``human``: ``[S, D]`` document matrices over the same systems and documents (NaN =
-    missing) with optional weights. Each permutation swaps A's and B's (value, weight) with probability 1/2 per
-    cell (``"both"``), per system (``"systems"``) or per document (``"documents"``) and recomputes
-    ``delta* = r(A*, H) - r(B*, H)``; ``p = (1 + #{delta* >= delta}) / (1 + n_valid)``. One-sided: a small p says
-    A correlates better; call with A and B swapped for the other direction. ``standardize`` z-scores A and B
-    over their cells first (``delta`` itself is unchanged). Systems lacking a score in A, B or H are left out.
+    missing) with optional weights. Systems lacking a score in A, B or H are left out. ``standardize`` z-scores A
+    and B over their cells first (SacreROUGE does). ``delta = r(A, H) - r(B, H)`` is computed from those
+    (z-scored) matrices, exactly as every permuted ``delta*``, so the unpermuted assignment reproduces ``delta``
+    bit for bit. Each permutation swaps A's and B's (value, weight) with probability 1/2 per cell (``"both"``),
+    per system (``"systems"``) or per document (``"documents"``). ``alternative="greater"`` (one-sided, H1:
+    r(A, H) > r(B, H); a small p says A correlates better; swap A and B for the other direction) counts
+    ``delta* >= delta``; ``"two-sided"`` counts ``|delta*| >= |delta|``; ``p = (1 + count) / (1 + n_valid)``.
     """
     _check_choice(method, METHODS, "method")
     _check_choice(resample, RESAMPLES, "resample")
+    _check_choice(alternative, ALTERNATIVES, "alternative")
     if int(n_permutations) != n_permutations or n_permutations < 1:
         raise ValueError(f"n_permutations must be a positive integer; got {n_permutations!r}")
     n_perm = int(n_permutations)
@@ -567,26 +639,29 @@ def permutation_test(
     _same_shape(auto_a=a, auto_b=b, human=h)
     wa, wb = _weights(a_weights, a, "a_weights"), _weights(b_weights, b, "b_weights")
     wh = _weights(human_weights, h, "human_weights")
-    sa, sb, sh = (_ratio(*(m.sum(axis=1) for m in _num_den(v, w))) for v, w in ((a, wa), (b, wb), (h, wh)))
+    if standardize:  # an affine map per measure: which system scores are NaN does not change
+        a, b = _standardize(a), _standardize(b)
+    na, da = _num_den(a, wa)
+    nb, db = _num_den(b, wb)
+    sa, sb = _ratio(na.sum(axis=1), da.sum(axis=1)), _ratio(nb.sum(axis=1), db.sum(axis=1))
+    sh = _ratio(*(m.sum(axis=1) for m in _num_den(h, wh)))
     keep = np.isfinite(sa) & np.isfinite(sb) & np.isfinite(sh)
     n_systems = int(keep.sum())
-    ca, cb = correlate(sa[keep], sh[keep]), correlate(sb[keep], sh[keep])
-    r_a, r_b = float(getattr(ca, method)), float(getattr(cb, method))
+    na, da, nb, db = na[keep], da[keep], nb[keep], db[keep]
+    hs = sh[keep]
+    r_a = float(batch_correlation(sa[keep], hs, method)[0])
+    r_b = float(batch_correlation(sb[keep], hs, method)[0])
     delta = r_a - r_b
     common = dict(n_permutations=n_perm, method=method, resample=resample, r_a=r_a, r_b=r_b, n_systems=n_systems,
-                  standardized=standardize)
+                  standardized=standardize, alternative=alternative)
     if not math.isfinite(delta):
-        note = "; ".join(f"{name}: {c.note}" for name, c in (("A", ca), ("B", cb)) if c.note) or "delta undefined"
+        notes = (("A", correlate(sa[keep], hs)), ("B", correlate(sb[keep], hs)))
+        note = "; ".join(f"{name}: {c.note}" for name, c in notes if c.note) or "delta undefined"
         return PermutationResult(delta=NAN, p_value=NAN, n_valid=0, note=note, **common)
-    if standardize:
-        a, b = _standardize(a), _standardize(b)
-    na, da = (m[keep] for m in _num_den(a, wa))
-    nb, db = (m[keep] for m in _num_den(b, wb))
-    hs = sh[keep]
     rng = np.random.default_rng(seed)
     deltas = np.empty(n_perm)
     if resample == "systems":
-        za, zb = _ratio(na.sum(axis=1), da.sum(axis=1)), _ratio(nb.sum(axis=1), db.sum(axis=1))
+        za, zb = sa[keep], sb[keep]
         swap = rng.integers(0, 2, size=(n_perm, n_systems), dtype=bool)
         pa, pb = np.where(swap, zb, za), np.where(swap, za, zb)
         deltas = batch_correlation(pa, hs, method) - batch_correlation(pb, hs, method)
@@ -609,8 +684,9 @@ def permutation_test(
             pb = _ratio(sum_nb - move_n, sum_db - move_d)
             deltas[start:start + k] = batch_correlation(pa, hs, method) - batch_correlation(pb, hs, method)
     valid = deltas[np.isfinite(deltas)]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    if alternative == "two-sided":
+        exceed = int(np.sum(np.abs(valid) >= abs(delta) - _TIE_TOLERANCE))
+    else:
         exceed = int(np.sum(valid >= delta - _TIE_TOLERANCE))
     p_value = (1 + exceed) / (1 + len(valid))
     note = "" if len(valid) == n_perm else f"{n_perm - len(valid)} permutation(s) gave an undefined correlation"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -232,12 +233,102 @@ def test_bootstrap_nan_cells_and_dropped_system():
         assert set(reps) == set(METHODS) and all(len(v) == 200 for v in reps.values())
 
 
-def test_sparse_documents_bootstrap_drops_systems_pairwise():
-    # system 0 has a single document: a sample that misses it leaves 3 systems, still a defined correlation
+def test_sparse_documents_bootstrap_keeps_systems_only_with_drop_system():
+    # system 0 has a single document: under "drop-system" a sample that misses it correlates the other 3 systems;
+    # under the default (SacreROUGE's rule) that sample is discarded
     auto = np.array([[1.0, nan, nan], [2.0, 2.5, 3.0], [3.0, 3.5, 4.5], [5.0, 4.0, 6.0]])
     human = 2 * auto + np.array([[0.1], [0.0], [0.0], [-1.0]])
-    reps = bootstrap_replicates(auto, human, methods=("pearson",), resample="documents", n_boot=500, seed=0)["pearson"]
-    assert np.isfinite(reps).all()
+    kwargs = dict(methods=("pearson",), resample="documents", n_boot=500, seed=0)
+    kept = bootstrap_replicates(auto, human, missing_system="drop-system", **kwargs)["pearson"]
+    assert np.isfinite(kept).all()
+    discarded = bootstrap_replicates(auto, human, **kwargs)["pearson"]
+    # P(document 0 never drawn in 3 draws) = (2/3)^3 = 8/27
+    assert np.mean(np.isnan(discarded)) == pytest.approx(8 / 27, abs=0.05)
+    np.testing.assert_array_equal(discarded[np.isfinite(discarded)], kept[np.isfinite(discarded)])
+
+
+def _literal_bootstrap(auto, human, draws, method, missing_system):
+    """SacreROUGE's ``bootstrap_ci`` with ``system_level_corr``, written out: per sample, the matrices indexed by
+    the drawn rows and columns, ``nanmean`` system scores, scipy's correlation, a sample with a NaN correlation
+    skipped, ``np.percentile``. With ``missing_system="drop-system"``: systems with a NaN score are dropped first."""
+    samples, incomplete = [], 0
+    for rows, cols in draws:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "Mean of empty slice" for a system without a drawn value
+            x = np.nanmean(auto[rows][:, cols], axis=1)
+            y = np.nanmean(human[rows][:, cols], axis=1)
+        finite = np.isfinite(x) & np.isfinite(y)
+        incomplete += not finite.all()
+        if missing_system == "drop-system":
+            x, y = x[finite], y[finite]
+        r = scipy_corr(x, y, method) if np.isfinite(x).all() and np.isfinite(y).all() else nan
+        if not math.isnan(r):
+            samples.append(r)
+    return np.percentile(samples, 2.5), np.percentile(samples, 97.5), len(samples), incomplete
+
+
+def _bootstrap_draws(n_systems, n_docs, n_boot, resample, seed):
+    """The rows and columns ``bootstrap_replicates`` draws for a small matrix (one chunk of documents)."""
+    rng = np.random.default_rng(seed)
+    every_row = np.tile(np.arange(n_systems), (n_boot, 1))
+    every_col = np.tile(np.arange(n_docs), (n_boot, 1))
+    rows = rng.integers(0, n_systems, size=(n_boot, n_systems)) if resample != "documents" else every_row
+    cols = rng.integers(0, n_docs, size=(n_boot, n_docs)) if resample != "systems" else every_col
+    return list(zip(rows, cols))
+
+
+def _sparse_system_data(seed: int = 7):
+    """8 systems x 12 documents, human = auto + noise; system 0 has values on 2 documents only."""
+    rng = np.random.default_rng(seed)
+    level = np.linspace(0.0, 1.0, 8)[:, None]
+    auto = level + 0.6 * rng.normal(size=(8, 12))
+    human = level + 0.6 * rng.normal(size=(8, 12))
+    auto[0, 2:] = nan
+    human[0, 2:] = nan
+    return auto, human
+
+
+@pytest.mark.parametrize("missing_system", ["discard-sample", "drop-system"])
+@pytest.mark.parametrize("resample", ["documents", "both"])
+@pytest.mark.parametrize("method", METHODS)
+def test_bootstrap_equals_sacrerouge_loop_on_a_sparse_system(method, resample, missing_system):
+    auto, human = _sparse_system_data()
+    n_boot = 400
+    ci = bootstrap_correlation(auto, human, method=method, resample=resample, n_boot=n_boot, seed=3,
+                               missing_system=missing_system)
+    low, high, n_valid, incomplete = _literal_bootstrap(
+        auto, human, _bootstrap_draws(8, 12, n_boot, resample, 3), method, missing_system
+    )
+    assert (ci.low, ci.high) == (pytest.approx(low, abs=1e-12), pytest.approx(high, abs=1e-12))
+    assert ci.n_valid == n_valid and ci.n_incomplete == incomplete > 20
+    assert ci.n_discarded == (incomplete if missing_system == "discard-sample" else 0)
+    assert ci.missing_system == missing_system
+
+
+def test_bootstrap_default_discards_samples_missing_a_system():
+    """The audit's case: with one sparse system, the default interval is SacreROUGE's, and it differs from the
+    interval that drops the system from the sample."""
+    auto, human = _sparse_system_data()
+    default = bootstrap_correlation(auto, human, method="pearson", resample="documents", n_boot=1000, seed=1)
+    dropped = bootstrap_correlation(auto, human, method="pearson", resample="documents", n_boot=1000, seed=1,
+                                    missing_system="drop-system")
+    assert default.missing_system == "discard-sample" and default.n_discarded == default.n_incomplete
+    # P(neither of the 2 documents drawn in 12 draws) = (10/12)^12 = 0.112
+    assert default.n_discarded / 1000 == pytest.approx((10 / 12) ** 12, abs=0.03)
+    assert default.n_valid == 1000 - default.n_discarded and dropped.n_valid == 1000
+    assert (default.low, default.high) != (dropped.low, dropped.high)
+    row = correlation_with_ci(auto, human, resample="documents", n_boot=1000, seed=1)
+    assert (row["pearson_low"], row["pearson_high"]) == (default.low, default.high)
+    assert row["n_discarded"] == row["n_incomplete"] == default.n_discarded
+    assert row["missing_system"] == "discard-sample"
+    with pytest.raises(ValueError, match="missing_system must be one of discard-sample, drop-system"):
+        bootstrap_correlation(auto, human, method="pearson", resample="documents", seed=1, missing_system="keep")
+
+
+def test_bootstrap_systems_resampling_never_discards():
+    auto, human = _sparse_system_data()
+    ci = bootstrap_correlation(auto, human, method="spearman", resample="systems", n_boot=300, seed=2)
+    assert ci.n_incomplete == ci.n_discarded == 0
 
 
 def test_too_few_systems_gives_nan_interval_with_note():
@@ -406,6 +497,95 @@ def test_permutation_undefined_delta():
     human = np.array([[1.0], [2.0], [3.0]])
     result = permutation_test(np.ones((3, 1)), human, human, method="pearson", resample="both", seed=0)
     assert math.isnan(result.delta) and math.isnan(result.p_value) and "constant" in result.note
+
+
+def _literal_permutation(auto_a, auto_b, human, method, swaps, resample, alternative):
+    """SacreROUGE's ``permutation_diff_test`` with ``system_level_corr``, written out: X and Y z-scored over their
+    cells (``(X - nanmean) / nanstd``), delta from those, each permutation a boolean mask that swaps X and Y per
+    system (rows), document (columns) or cell, ``>=`` (``abs`` of both sides when two-tailed), ``(count + 1) /
+    (n + 1)``. The masks are given, so the draws can be those of ``permutation_test``. Rank correlations take
+    few distinct values, so many ``delta*`` equal ``delta`` in exact arithmetic while scipy's floats differ in the
+    last bit: like ``permutation_test``, ``>=`` allows 1e-12 (without it the count would follow rounding noise)."""
+    x = (auto_a - np.nanmean(auto_a)) / np.nanstd(auto_a)
+    y = (auto_b - np.nanmean(auto_b)) / np.nanstd(auto_b)
+    z = np.nanmean(human, axis=1)
+
+    def delta_of(xm, ym):
+        d = scipy_corr(np.nanmean(xm, axis=1), z, method) - scipy_corr(np.nanmean(ym, axis=1), z, method)
+        return abs(d) if alternative == "two-sided" else d
+
+    observed = delta_of(x, y)
+    count = 0
+    for mask in swaps:
+        cells = {"systems": mask[:, None], "documents": mask[None, :], "both": mask}[resample]
+        cells = np.broadcast_to(cells, x.shape)
+        count += delta_of(np.where(cells, y, x), np.where(cells, x, y)) >= observed - 1e-12
+    return observed, (count + 1) / (len(swaps) + 1)
+
+
+def _permutation_draws(n_systems, n_docs, n_perm, resample, seed):
+    """The swap masks ``permutation_test`` draws for a small matrix (one chunk)."""
+    rng = np.random.default_rng(seed)
+    shape = {"systems": (n_perm, n_systems), "documents": (n_perm, n_docs), "both": (n_perm, n_systems, n_docs)}
+    return list(rng.integers(0, 2, size=shape[resample], dtype=bool))
+
+
+def _near_ties():
+    """The audit's minimal case: H = system means 1..5; A's first three system means differ by 1e-18, which
+    z-scoring merges into a tie; B = (0.2, 0.1, 0.3, 0.4, 0.5). Two identical documents per system."""
+    human = np.repeat(np.arange(1.0, 6.0)[:, None], 2, axis=1)
+    auto_a = np.repeat(np.array([0.0, 1e-18, 2e-18, 0.5, 1.0])[:, None], 2, axis=1)
+    auto_b = np.repeat(np.array([0.2, 0.1, 0.3, 0.4, 0.5])[:, None], 2, axis=1)
+    return auto_a, auto_b, human
+
+
+def test_permutation_delta_comes_from_the_matrices_the_permutations_use():
+    auto_a, auto_b, human = _near_ties()
+    result = permutation_test(auto_a, auto_b, human, method="spearman", resample="systems", n_permutations=1000,
+                              seed=0)
+    # z-scored A ranks (2, 2, 2, 4, 5): Spearman 8 / sqrt(80); B ranks (2, 1, 3, 4, 5): 1 - 6 * 2 / 120 = 0.9.
+    # (The raw matrices give r(A) = 1 and delta = 0.1, a value no permutation of the z-scored data produces.)
+    assert result.r_a == pytest.approx(8 / math.sqrt(80), abs=1e-12)
+    assert result.r_b == pytest.approx(0.9, abs=1e-12)
+    assert result.delta == pytest.approx(8 / math.sqrt(80) - 0.9, abs=1e-12)
+    delta, p = _literal_permutation(auto_a, auto_b, human, "spearman",
+                                    _permutation_draws(5, 2, 1000, "systems", 0), "systems", "greater")
+    assert result.delta == pytest.approx(delta, abs=1e-12) and result.p_value == p
+    # all 32 swap patterns: the exact permutation p-value, which 1000 draws estimate
+    patterns = [np.array(bits, dtype=bool) for bits in itertools.product([False, True], repeat=5)]
+    _, exact = _literal_permutation(auto_a, auto_b, human, "spearman", patterns, "systems", "greater")
+    exact_share = (exact * 33 - 1) / 32
+    assert result.p_value == pytest.approx(exact_share, abs=0.04) and result.p_value > 0.5
+
+
+@pytest.mark.parametrize("alternative", ["greater", "two-sided"])
+@pytest.mark.parametrize("resample", RESAMPLES)
+@pytest.mark.parametrize("method", METHODS)
+def test_permutation_equals_sacrerouge_loop(method, resample, alternative):
+    rng, human = _judged(11, n_systems=7, n_docs=6)
+    auto_a = human + rng.normal(size=human.shape)
+    auto_b = 5.0 * (human + 1.5 * rng.normal(size=human.shape)) + 3.0
+    result = permutation_test(auto_a, auto_b, human, method=method, resample=resample, n_permutations=300, seed=4,
+                              alternative=alternative)
+    delta, p = _literal_permutation(auto_a, auto_b, human, method, _permutation_draws(7, 6, 300, resample, 4),
+                                    resample, alternative)
+    assert abs(result.delta) == pytest.approx(abs(delta), abs=1e-12)
+    assert result.p_value == p and result.alternative == alternative and result.n_valid == 300
+
+
+def test_two_sided_permutation_counts_absolute_deltas():
+    rng, human = _judged(12, n_systems=12, n_docs=10)
+    good, noise = human + 0.2 * rng.normal(size=human.shape), rng.normal(size=human.shape)
+    kwargs = dict(method="pearson", resample="both", n_permutations=400, seed=8)
+    greater = permutation_test(good, noise, human, **kwargs)
+    less = permutation_test(noise, good, human, **kwargs)
+    both = permutation_test(good, noise, human, alternative="two-sided", **kwargs)
+    both_reversed = permutation_test(noise, good, human, alternative="two-sided", **kwargs)
+    assert greater.p_value < 0.05 < less.p_value and both.p_value < 0.05
+    assert both.delta == -both_reversed.delta and both.p_value == both_reversed.p_value  # symmetric in A and B
+    assert both.p_value >= greater.p_value
+    with pytest.raises(ValueError, match="alternative must be one of greater, two-sided"):
+        permutation_test(good, noise, human, alternative="less", **kwargs)
 
 
 @pytest.mark.parametrize("resample", RESAMPLES)
