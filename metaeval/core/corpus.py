@@ -42,6 +42,12 @@ class Document:
         value = self.summaries.get(reader, {}).get(system)
         return value if isinstance(value, str) else None
 
+    def pair_is_identical(self, system: str, reader_j: str, reader_k: str) -> bool | None:
+        """Whether ``system``'s summaries for the two readers (their own ones for ``"user"``) are the same text
+        (:func:`same_text`); ``None`` when either summary is missing."""
+        a, b = self.summary(reader_j, system), self.summary(reader_k, system)
+        return None if a is None or b is None else same_text(a, b)
+
     def readers_for(self, system: str, missing: Missing = "error") -> list[str]:
         """Readers taking part for ``system``: those with both a ``"user"`` and a ``system`` summary (sec. 2).
 
@@ -110,6 +116,13 @@ class RatingTable:
 
     def __len__(self) -> int:
         return len(self.rows)
+
+
+def same_text(a: str, b: str) -> bool:
+    """Whether two summaries are the same text as a participant sees it: equal after collapsing runs of
+    whitespace and trimming the ends (``a.split() == b.split()``; case and punctuation count). A rating of such a
+    pair says nothing about the raters (docs/conventions.md, sec. 15)."""
+    return a.split() == b.split()
 
 
 def systems_in_order(documents: Sequence[Document]) -> tuple[str, ...]:

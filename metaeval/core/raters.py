@@ -8,7 +8,8 @@ Participants rate pairs of summaries for similarity on a 1..6 scale. An **item**
 * :func:`alpha_bootstrap_ci` -- a percentile bootstrap interval, resampling units with replacement;
 * :func:`rater_report` -- per rater: volume, time on task, straight-lining, agreement with the other raters and
   the leave-one-out alpha;
-* :func:`overall_report` -- alpha overall and per study, with intervals and counts;
+* :func:`overall_report` -- alpha overall and per study, with intervals and counts, also on the units that
+  compare two different texts and on those that compare a text with itself (:func:`identical_text_items`);
 * :func:`exclude_raters` -- drop raters so that a run can be redone without them.
 
 Formulas (Krippendorff 2011)
@@ -65,7 +66,7 @@ from typing import Literal, Union, overload
 import numpy as np
 from scipy import stats
 
-from metaeval.core.corpus import Rating, RatingTable
+from metaeval.core.corpus import Corpus, Rating, RatingTable
 from metaeval.core.loaders import ratings_from_rows
 
 __all__ = [
@@ -74,6 +75,7 @@ __all__ = [
     "alpha_bootstrap_ci",
     "coincidence_matrix",
     "exclude_raters",
+    "identical_text_items",
     "krippendorff_alpha",
     "overall_report",
     "parse_time",
@@ -587,6 +589,49 @@ def _summary(
     }
 
 
+#: the unit groups of :func:`overall_report`'s ``texts`` (besides all units)
+TEXT_GROUPS: tuple[str, ...] = ("different", "identical")
+
+
+def identical_text_items(corpus: Corpus, items: Iterable[Item]) -> dict[Item, bool]:
+    """For each item ``(doc_id, system, uid1, uid2)``: whether the two texts it compares are the same text
+    (:meth:`~metaeval.core.corpus.Document.pair_is_identical`: ``system``'s summaries for the two readers, the
+    readers' own for ``"user"``, equal after collapsing whitespace). Items whose document or summaries are not
+    in ``corpus`` are left out of the mapping."""
+    documents = corpus.by_id()
+    out: dict[Item, bool] = {}
+    for item in items:
+        doc_id, system, uid1, uid2 = item
+        document = documents.get(doc_id)
+        same = document.pair_is_identical(system, uid1, uid2) if document is not None else None
+        if same is not None:
+            out[item] = same
+    return out
+
+
+def _alpha_groups(
+    observations: Sequence[_Obs], identical: Mapping[Item, bool], values: Sequence[int], level: Level, n_boot: int,
+    confidence: float, seed: int,
+) -> dict[str, object]:
+    """``{"different": summary, "identical": summary, "quote": group, "n_unknown_texts": ratings}``."""
+    groups: dict[str, list[_Obs]] = {"different": [], "identical": []}
+    unknown = 0
+    for obs in observations:
+        same = identical.get(obs.item)
+        if same is None:
+            unknown += 1
+        else:
+            groups["identical" if same else "different"].append(obs)
+    out: dict[str, object] = {
+        name: _summary(groups[name], values, level, n_boot, confidence, seed) for name in TEXT_GROUPS
+    }
+    different = out["different"]
+    assert isinstance(different, dict)
+    out["quote"] = "different" if not math.isnan(float(different["alpha"])) else "all"
+    out["n_unknown_texts"] = unknown
+    return out
+
+
 def overall_report(
     rows: RatingTable | Iterable[Mapping[str, object]],
     *,
@@ -596,6 +641,7 @@ def overall_report(
     confidence: float = 0.95,
     level: Level = "ordinal",
     scale: tuple[float, float] = (1, 6),
+    identical: Mapping[Item, bool] | None = None,
 ) -> dict[str, object]:
     """Alpha of all ratings with its bootstrap interval (:func:`alpha_bootstrap_ci`) and counts.
 
@@ -605,27 +651,39 @@ def overall_report(
     high}}`` in sorted order (rows without a study under ``""``). Overall, an item rated in two studies is one
     unit. Every bootstrap uses ``seed`` itself, so a study's interval does not depend on which other studies
     are present.
+
+    ``identical`` (item -> whether it compares a text with itself, :func:`identical_text_items`) adds
+    ``"texts"`` to the whole and to each study: ``{"different": {...}, "identical": {...}, "quote": ...,
+    "n_unknown_texts": ...}``, the same summary on the units comparing two different texts and on those
+    comparing a text with itself (rated "almost same" by anyone who reads them, so they inflate agreement), and
+    which alpha to quote: ``"different"`` when it is defined, else ``"all"``. Ratings of items missing from
+    ``identical`` enter neither group and are counted in ``n_unknown_texts``.
     """
     _check_level(level)
     _check_boot(n_boot, confidence)
     observations, scale = _observations(rows, scale)
     values = _scale_values(scale)
-    out: dict[str, object] = {
+
+    def summary(group: Sequence[_Obs]) -> dict[str, object]:
+        out = _summary(group, values, level, n_boot, confidence, seed)
+        if identical is not None:
+            out["texts"] = _alpha_groups(group, identical, values, level, n_boot, confidence, seed)
+        return out
+
+    report: dict[str, object] = {
         "level": level,
         "values": list(values),
         "n_boot": n_boot,
         "confidence": confidence,
         "seed": seed,
-        **_summary(observations, values, level, n_boot, confidence, seed),
+        **summary(observations),
     }
     if by_study:
         studies: dict[str, list[_Obs]] = {}
         for obs in observations:
             studies.setdefault(obs.study, []).append(obs)
-        out["studies"] = {
-            study: _summary(studies[study], values, level, n_boot, confidence, seed) for study in sorted(studies)
-        }
-    return out
+        report["studies"] = {study: summary(studies[study]) for study in sorted(studies)}
+    return report
 
 
 @overload

@@ -11,12 +11,13 @@ import krippendorff
 import numpy as np
 import pytest
 
-from metaeval.core.corpus import RatingTable
-from metaeval.core.loaders import load_ratings, ratings_from_rows
+from metaeval.core.corpus import Corpus, Document, RatingTable
+from metaeval.core.loaders import load_corpus, load_ratings, ratings_from_rows
 from metaeval.core.raters import (
     alpha_bootstrap_ci,
     coincidence_matrix,
     exclude_raters,
+    identical_text_items,
     krippendorff_alpha,
     overall_report,
     parse_time,
@@ -24,6 +25,7 @@ from metaeval.core.raters import (
 )
 
 DEMO = Path(__file__).resolve().parents[3] / "fixtures" / "demo" / "ratings.csv"
+DEMO_CORPUS = DEMO.parent / "consolidated.jsonl"
 NAN = np.nan
 SCALE = list(range(1, 7))
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
@@ -368,3 +370,86 @@ def test_demo_fixture_end_to_end() -> None:
     table = load_ratings(DEMO)
     assert overall_report(table, n_boot=10)["alpha"] == pytest.approx(report["alpha"], abs=1e-15)
     assert all(line["median_seconds"] is None for line in rater_report(table))
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Units comparing two different texts, and a text with itself
+# --------------------------------------------------------------------------------------------------------------
+
+
+def package_alpha(rows: list[dict[str, str]]) -> float:
+    """The krippendorff package's ordinal alpha of ``rows`` (raters x items matrix)."""
+    items = sorted({(r["doc_id"], r["system"], r["uid1"], r["uid2"]) for r in rows})
+    raters = sorted({r["rater"] for r in rows})
+    matrix = np.full((len(raters), len(items)), NAN)
+    item_index = {item: i for i, item in enumerate(items)}
+    rater_index = {rater: i for i, rater in enumerate(raters)}
+    for r in rows:
+        matrix[rater_index[r["rater"]], item_index[(r["doc_id"], r["system"], r["uid1"], r["uid2"])]] = float(
+            r["rating"]
+        )
+    return float(krippendorff.alpha(reliability_data=matrix, level_of_measurement="ordinal", value_domain=SCALE))
+
+
+def test_identical_text_items_by_hand() -> None:
+    summaries = {
+        "U1": {"user": "the dog ran home", "Same": "a cat sat", "Spaced": "red  car ", "Differ": "one"},
+        "U2": {"user": "The dog ran home", "Same": "a cat sat", "Spaced": " red car", "Differ": "two"},
+        "U3": {"user": "the dog ran home"},
+    }
+    corpus = Corpus(documents=(Document("D1", "h", "b", summaries),), systems=("Same", "Spaced", "Differ"))
+    items = [("D1", "user", "U1", "U2"), ("D1", "user", "U1", "U3"), ("D1", "Same", "U1", "U2"),
+             ("D1", "Spaced", "U2", "U1"), ("D1", "Differ", "U1", "U2"), ("D1", "Same", "U1", "U3"),
+             ("D9", "Same", "U1", "U2")]
+    assert identical_text_items(corpus, items) == {
+        ("D1", "user", "U1", "U2"): False,  # case counts
+        ("D1", "user", "U1", "U3"): True,
+        ("D1", "Same", "U1", "U2"): True,
+        ("D1", "Spaced", "U2", "U1"): True,  # whitespace does not: a browser shows both the same
+        ("D1", "Differ", "U1", "U2"): False,
+    }  # U3 has no "Same" summary and D9 does not exist: left out
+
+
+def test_alpha_on_different_and_identical_text_units_of_the_demo() -> None:
+    """The audit's finding: alpha over all demo units is inflated by the 480 ratings of identical texts (a
+    non-personalised system gives every reader the same summary); the groups equal the krippendorff package on
+    the same subsets."""
+    with DEMO.open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    items = {(r["doc_id"], r["system"], r["uid1"], r["uid2"]) for r in rows}
+    identical = identical_text_items(load_corpus(DEMO_CORPUS), items)
+    assert len(identical) == len(items)
+    report = overall_report(rows, n_boot=300, seed=2, identical=identical)
+    texts = report["texts"]
+    same = [r for r in rows if identical[(r["doc_id"], r["system"], r["uid1"], r["uid2"])]]
+    different = [r for r in rows if not identical[(r["doc_id"], r["system"], r["uid1"], r["uid2"])]]
+    assert (len(same), len(different)) == (480, 672)
+    assert report["alpha"] == pytest.approx(package_alpha(rows), abs=1e-12)
+    assert texts["different"]["alpha"] == pytest.approx(package_alpha(different), abs=1e-12)
+    assert texts["identical"]["alpha"] == pytest.approx(package_alpha(same), abs=1e-12)
+    assert (texts["different"]["n_ratings"], texts["identical"]["n_ratings"]) == (672, 480)
+    assert report["alpha"] > 0.8 and 0.45 < texts["different"]["alpha"] < 0.65
+    for group in ("different", "identical"):
+        assert texts[group]["low"] <= texts[group]["alpha"] <= texts[group]["high"]
+    assert texts["quote"] == "different" and texts["n_unknown_texts"] == 0
+    # per study too
+    for study in report["studies"].values():
+        assert study["texts"]["different"]["n_ratings"] + study["texts"]["identical"]["n_ratings"] == \
+            study["n_ratings"]
+    # the bootstrap of a group is the one of alpha_bootstrap_ci on that group alone
+    alone = overall_report(different, n_boot=300, seed=2, by_study=False)
+    assert (alone["alpha"], alone["low"], alone["high"]) == \
+        (texts["different"]["alpha"], texts["different"]["low"], texts["different"]["high"])
+    assert "texts" not in overall_report(rows, n_boot=10)
+
+
+def test_alpha_groups_quote_all_when_no_unit_compares_different_texts() -> None:
+    rows = crafted_rows()
+    items = {(r["doc_id"], r["system"], r["uid1"], r["uid2"]) for r in rows}
+    every_same = {item: True for item in items}
+    report = overall_report(rows, n_boot=20, seed=0, identical=every_same)
+    assert math.isnan(report["texts"]["different"]["alpha"]) and report["texts"]["different"]["n_ratings"] == 0
+    assert report["texts"]["quote"] == "all"
+    assert report["texts"]["identical"]["alpha"] == pytest.approx(report["alpha"], abs=1e-15)
+    unknown = overall_report(rows, n_boot=20, seed=0, identical={})
+    assert unknown["texts"]["n_unknown_texts"] == len(rows)
