@@ -239,7 +239,8 @@ class RunCreateSerializer(serializers.Serializer):
     report = serializers.DictField(
         required=False,
         help_text="Report settings: n_boot, resample (systems|documents|both), confidence, betas, "
-        "stability_samples, stability_levels, n_permutations.",
+        "stability_samples, stability_levels, n_permutations, missing_system (discard-sample|drop-system), "
+        "permutation_alternative (greater|two-sided).",
     )
 
     def to_internal_value(self, data):

@@ -38,7 +38,8 @@ if TYPE_CHECKING:
 
 REPORT_BETA = 1.7
 #: ``report --full`` settings and their defaults (``--seed`` defaults to a fresh random seed)
-FULL_DEFAULTS = {"n_boot": 1000, "resample": "both", "n_permutations": 1000, "stability_samples": 10}
+FULL_DEFAULTS = {"n_boot": 1000, "resample": "both", "n_permutations": 1000, "stability_samples": 10,
+                 "missing_system": "discard-sample", "permutation_alternative": "greater"}
 
 _T = TypeVar("_T")
 
@@ -483,6 +484,16 @@ def build_parser() -> argparse.ArgumentParser:
     full.add_argument(
         "--stability-samples", type=_positive, metavar="N",
         help=f"subsamples per stability level (default {FULL_DEFAULTS['stability_samples']})",
+    )
+    full.add_argument(
+        "--bootstrap-missing", dest="missing_system", choices=["discard-sample", "drop-system"],
+        help="a bootstrap sample in which a drawn system has no drawn document: discard the sample (SacreROUGE's "
+        "rule) or correlate it without that system (default discard-sample)",
+    )
+    full.add_argument(
+        "--permutation-alternative", choices=["greater", "two-sided"],
+        help="permutation tests one-sided per ordered pair (H1: r(A,H) > r(B,H)) or two-sided per unordered pair "
+        "(|delta*| >= |delta|) (default greater)",
     )
     report.set_defaults(handler=cmd_report)
     return parser

@@ -26,6 +26,7 @@ from metaeval.core.measures.registry import MEASURES
 from metaeval.core import studies
 from metaeval.core.pipeline import Progress, RunOptions, run_scores
 from metaeval.core.report import build_report
+from metaeval.core.report import check_settings as check_report_settings
 from metaeval.models import MetaevalRun
 from survey.models import Dataset, Study
 
@@ -168,7 +169,7 @@ def _execute(
 
 #: report settings a run may carry in ``parameters["report"]`` (defaults: build_report's)
 REPORT_SETTINGS = ("n_boot", "resample", "confidence", "betas", "stability_samples", "stability_levels",
-                   "n_permutations")
+                   "n_permutations", "missing_system", "permutation_alternative")
 
 
 def _report_settings(parameters: Mapping[str, object]) -> dict[str, object]:
@@ -245,6 +246,7 @@ def run_enqueue(
         unknown_settings = sorted(set(report or {}) - set(REPORT_SETTINGS))
         if unknown_settings:
             raise ValueError(f"unknown report setting {unknown_settings[0]!r}; choose from {', '.join(REPORT_SETTINGS)}")
+        check_report_settings(report or {})
         parameters["report"] = dict(report or {})
         seed = secrets.randbelow(2**31) if seed is None else seed
     return MetaevalRun.objects.create(

@@ -18,12 +18,13 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from metaeval.core import raters as rater_stats
 from metaeval.core import resampling, studies
+from metaeval.core.corpus import Corpus
 from metaeval.core.perseval import Params
 from metaeval.core.pipeline import HJ_PREFIX
 
@@ -32,6 +33,22 @@ METHODS = ("pearson", "spearman", "kendall")
 #: seed offsets, so each study draws its own stream from the report's seed
 _SEEDS = {"leaderboard": 1, "correlations": 2, "permutations": 3, "stability_paper": 4, "stability_authors": 5,
           "raters": 6}
+
+
+#: the report settings whose value is one of a few words, and those words
+CHOICE_SETTINGS: dict[str, tuple[str, ...]] = {
+    "resample": resampling.RESAMPLES,
+    "missing_system": resampling.MISSING_SYSTEM_RULES,
+    "permutation_alternative": resampling.ALTERNATIVES,
+}
+
+
+def check_settings(settings: Mapping[str, object]) -> None:
+    """Raise ``ValueError`` naming the first of :data:`CHOICE_SETTINGS` in ``settings`` whose value is not one of
+    its words (other keys are not looked at)."""
+    for name, choices in CHOICE_SETTINGS.items():
+        if name in settings and settings[name] not in choices:
+            raise ValueError(f"{name} must be one of {', '.join(choices)}; got {settings[name]!r}")
 
 
 def build_report(
@@ -48,9 +65,18 @@ def build_report(
     stability_levels: Sequence[int] = (80, 60, 40, 20),
     n_permutations: int = 1000,
     excluded_raters: Sequence[str] = (),
+    missing_system: str = resampling.MISSING_SYSTEM_RULES[0],
+    permutation_alternative: str = resampling.ALTERNATIVES[0],
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
-    """Everything the report page shows, for the measures and HJ labels in ``data``."""
+    """Everything the report page shows, for the measures and HJ labels in ``data``.
+
+    ``missing_system`` is the bootstrap's rule for a sample in which a drawn system has no drawn document
+    (``"discard-sample"``, SacreROUGE's, or ``"drop-system"``); ``permutation_alternative`` is ``"greater"``
+    (one row per ordered pair A, B: H1 r(A, HJ) > r(B, HJ)) or ``"two-sided"`` (one row per unordered pair).
+    """
+    check_settings({"resample": resample, "missing_system": missing_system,
+                    "permutation_alternative": permutation_alternative})
     say = progress or (lambda message: None)
     scores = studies.score(data, params)
     auto = [label for label in data.labels if not label.startswith(HJ_PREFIX)]
@@ -65,6 +91,7 @@ def build_report(
             **params.as_dict(), "seed": seed, "n_boot": n_boot, "resample": resample, "confidence": confidence,
             "betas": list(betas), "stability_samples": stability_samples, "stability_levels": list(stability_levels),
             "n_permutations": n_permutations, "excluded_raters": list(excluded_raters),
+            "missing_system": missing_system, "permutation_alternative": permutation_alternative,
             "measures": auto, "hj_measures": human, "documents": len(data.doc_ids),
         },
         "leaderboard": leaderboard,
@@ -74,10 +101,12 @@ def build_report(
         say("report: correlation grid with bootstrap intervals")
         report["correlations"], tables["correlations"] = _correlations(
             scores, auto, human, resample=resample, n_boot=n_boot, confidence=confidence,
-            seed=seed + _SEEDS["correlations"],
+            seed=seed + _SEEDS["correlations"], missing_system=missing_system,
         )
+        report["bootstrap_discarded"] = _discarded(tables["correlations"], missing_system, n_boot)
         tables["permutation_tests"] = _permutation_tests(
-            scores, auto, human, resample=resample, n=n_permutations, seed=seed + _SEEDS["permutations"]
+            scores, auto, human, resample=resample, n=n_permutations, seed=seed + _SEEDS["permutations"],
+            alternative=permutation_alternative,
         )
         say("report: beta ablation")
         ablation = studies.beta_ablation(data, betas=np.asarray(betas, dtype=float), params=params)
@@ -116,7 +145,7 @@ def build_report(
     if rating_rows:
         say("report: rater agreement")
         report["raters"], tables["raters"], tables["rater_agreement"] = _raters(
-            rating_rows, n_boot=n_boot, confidence=confidence, seed=seed + _SEEDS["raters"]
+            rating_rows, corpus=data.corpus, n_boot=n_boot, confidence=confidence, seed=seed + _SEEDS["raters"]
         )
     report["tables"] = tables
     return json_safe(report)
@@ -151,7 +180,7 @@ def _matrices(scores: studies.Scores, labels: Sequence[str]) -> tuple[list[str],
 
 def _correlations(
     scores: studies.Scores, auto: Sequence[str], human: Sequence[str], *, resample: str, n_boot: int,
-    confidence: float, seed: int,
+    confidence: float, seed: int, missing_system: str,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     figure: list[dict[str, Any]] = []
     table: list[dict[str, Any]] = []
@@ -160,6 +189,7 @@ def _correlations(
         cell = resampling.correlation_with_ci(
             values[0], values[1], resample=resample, n_boot=n_boot, confidence=confidence, seed=seed + index,
             auto_weights=weights[0], human_weights=weights[1],
+            missing_system=cast(resampling.MissingSystem, missing_system),
         )
         table.append(_flat({"auto_measure": a, "hj_measure": h, "systems": systems, **cell}))
         for method in METHODS:
@@ -171,19 +201,33 @@ def _correlations(
     return figure, table
 
 
+def _discarded(rows: Sequence[Mapping[str, Any]], rule: str, n_boot: int) -> dict[str, Any]:
+    """How many bootstrap samples of the correlation cells were discarded for a drawn system without a drawn
+    document (the least and most over the cells, and their sum), under ``rule``."""
+    counts = [int(row["n_discarded"]) for row in rows]
+    incomplete = [int(row["n_incomplete"]) for row in rows]
+    return {"rule": rule, "n_boot": n_boot, "cells": len(counts), "min": min(counts, default=0),
+            "max": max(counts, default=0), "total": sum(counts), "incomplete_max": max(incomplete, default=0)}
+
+
 def _permutation_tests(
-    scores: studies.Scores, auto: Sequence[str], human: Sequence[str], *, resample: str, n: int, seed: int
+    scores: studies.Scores, auto: Sequence[str], human: Sequence[str], *, resample: str, n: int, seed: int,
+    alternative: str,
 ) -> list[dict[str, Any]]:
-    """For every HJ label and every ordered pair (A, B) of automatic measures: H0 r(A, HJ) <= r(B, HJ)."""
+    """For every HJ label and every ordered pair (A, B) of automatic measures, H0 r(A, HJ) <= r(B, HJ)
+    (``alternative="greater"``); or every unordered pair, H0 r(A, HJ) = r(B, HJ) (``"two-sided"``)."""
+    pairs = itertools.permutations(auto, 2) if alternative == "greater" else itertools.combinations(auto, 2)
+    pairs = list(pairs)
     rows: list[dict[str, Any]] = []
     index = 0
     for h in human:
-        for a, b in itertools.permutations(auto, 2):
+        for a, b in pairs:
             systems, values, weights = _matrices(scores, [a, b, h])
             for method in METHODS:
                 result = resampling.permutation_test(
                     values[0], values[1], values[2], method=method, resample=resample, n_permutations=n,
                     seed=seed + index, a_weights=weights[0], b_weights=weights[1], human_weights=weights[2],
+                    alternative=cast(resampling.Alternative, alternative),
                 )
                 index += 1
                 rows.append(_flat({"hj_measure": h, "measure_a": a, "measure_b": b, **result.as_dict(),
@@ -192,22 +236,54 @@ def _permutation_tests(
 
 
 def _raters(
-    rows: Sequence[Mapping[str, Any]], *, n_boot: int, confidence: float, seed: int
+    rows: Sequence[Mapping[str, Any]], *, corpus: Corpus | None, n_boot: int, confidence: float, seed: int
 ) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
-    overall = rater_stats.overall_report(rows, n_boot=n_boot, seed=seed, confidence=confidence)
+    identical = None
+    if corpus is not None:
+        items = {(str(row.get("doc_id", "")), str(row.get("system", "")), str(row.get("uid1", "")),
+                  str(row.get("uid2", ""))) for row in rows}
+        identical = rater_stats.identical_text_items(corpus, items)
+    overall = rater_stats.overall_report(rows, n_boot=n_boot, seed=seed, confidence=confidence, identical=identical)
     per_rater = rater_stats.rater_report(rows)
     figure = {
         "alpha": overall.get("alpha"), "low": overall.get("low"), "high": overall.get("high"),
+        "alphas": _alpha_rows(overall),
         "per_rater": [
             {"rater": row["rater"], "agreement": row.get("spearman_with_others"),
              "alpha_without": row.get("alpha_without")}
             for row in per_rater
         ],
     }
-    agreement = [_flat({"scope": "all", **{k: v for k, v in overall.items() if k != "studies"}})]
-    for study, values in (overall.get("studies") or {}).items():
-        agreement.append(_flat({"scope": f"study:{study}", **values}))
+    agreement: list[dict[str, Any]] = []
+    for scope, summary in [("all", overall), *((f"study:{study}", values)
+                                               for study, values in (overall.get("studies") or {}).items())]:
+        agreement.extend(_flat({"scope": scope, **row}) for row in _alpha_rows(summary))
     return figure, [_flat(row) for row in per_rater], agreement
+
+
+#: which units each alpha row covers, in the words of the report
+ALPHA_UNITS = {"all": "all units", "different": "units comparing two different texts",
+               "identical": "units comparing a text with itself"}
+
+
+#: keys of an overall_report summary that are settings (in the report's parameters) or nested groups
+_NOT_ALPHA_COLUMNS = ("studies", "texts", "level", "values", "n_boot", "confidence", "seed")
+
+
+def _alpha_rows(summary: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Alpha over all units and, when known, over the two text groups, one row each: ``texts`` (all, different,
+    identical), ``quote`` (True on the one to report), alpha, interval and counts."""
+    texts = summary.get("texts")
+    quote = texts["quote"] if isinstance(texts, Mapping) else "all"
+    groups: list[tuple[str, Mapping[str, Any]]] = [("all", summary)]
+    if isinstance(texts, Mapping):
+        groups += [(name, texts[name]) for name in rater_stats.TEXT_GROUPS]
+    out = []
+    for name, values in groups:
+        row = {"texts": name, "units": ALPHA_UNITS[name], "quote": name == quote}
+        row.update({k: v for k, v in values.items() if k not in _NOT_ALPHA_COLUMNS})
+        out.append(row)
+    return out
 
 
 def _flat(row: Mapping[str, Any]) -> dict[str, Any]:

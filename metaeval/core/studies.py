@@ -86,7 +86,8 @@ class StudyData:
     ``docs[label][system]`` is the list of :class:`DocPairs` that :func:`~metaeval.core.perseval.score_system`
     scores, accuracy distances included. ``label`` is an automatic measure name (``measures``, in run order)
     or ``"hj:<aux>"`` for a human-judgment variant (``hj``). ``doc_ids`` lists the corpus documents in file
-    order. ``result`` is the run that produced the data; its scores use ``options.params``.
+    order. ``result`` is the run that produced the data; its scores use ``options.params``. ``corpus`` is the
+    scored corpus (the report reads which rated pairs compare identical texts from it).
     """
 
     options: RunOptions
@@ -95,6 +96,7 @@ class StudyData:
     hj: list[str]
     docs: dict[str, dict[str, list[DocPairs]]]
     result: RunResult | None = None
+    corpus: Corpus | None = field(default=None, repr=False, compare=False)
     _rows: dict[tuple[str, str, bool], tuple[list[Row], dict[tuple[str, str], float]]] = field(
         default_factory=dict, repr=False, compare=False
     )
@@ -173,6 +175,7 @@ def prepare_study(
         hj=hj,
         docs=docs,
         result=result,
+        corpus=corpus,
     )
 
 

@@ -333,5 +333,14 @@ def test_report_run_through_the_api(researcher_api, api, plain_api, rated_study)
     assert researcher_api.get(f"/api/runs/{scores['id']}/report/").status_code == 409
     bad = researcher_api.post("/api/runs/", {**body, "report": {"n_bootstrap": 5}}, format="json")
     assert bad.status_code == 400 and "report" in bad.json()
+    bad = researcher_api.post("/api/runs/", {**body, "report": {"permutation_alternative": "less"}}, format="json")
+    assert bad.status_code == 400 and "permutation_alternative must be one of greater, two-sided" in str(bad.json())
+    two_sided = researcher_api.post(
+        "/api/runs/", {**body, "report": {"n_boot": 50, "n_permutations": 50, "stability_samples": 2,
+                                          "permutation_alternative": "two-sided", "missing_system": "drop-system"}},
+        format="json",
+    ).json()
+    parameters = researcher_api.get(f"/api/runs/{two_sided['id']}/report/").json()["parameters"]
+    assert (parameters["permutation_alternative"], parameters["missing_system"]) == ("two-sided", "drop-system")
     bad = researcher_api.post("/api/runs/", {**body, "kind": "other"}, format="json")
     assert bad.status_code == 400 and "kind" in bad.json()

@@ -41,6 +41,16 @@ def test_report_figures_render_online_and_offline(live_server, browser, tmp_path
         assert page.locator(f"#{figure} .main-svg").count() > 0, figure
         page.locator(f"#{figure}").screenshot(path=str(SHOTS / f"report-{figure}.png"))
     assert outside == []  # plotly.js and the script come from our static files
+    # rater agreement: alpha over all units, over pairs of different texts (the one to quote), over identical texts
+    rows = page.locator("#alphas tbody tr")
+    assert rows.count() == 3
+    assert [rows.nth(i).locator("td").first.inner_text() for i in range(3)] == [
+        "all units", "units comparing two different texts · quote this one", "units comparing a text with itself"]
+    page.locator("#alphas").screenshot(path=str(SHOTS / "report-alphas.png"))
+    alphas = [rows.nth(i).locator("td").nth(1).inner_text() for i in range(3)]
+    # 8 participants: no identical-text pair was rated twice, so its alpha is undefined (and the others equal)
+    assert alphas[2] == "undefined" and -1 <= float(alphas[0]) == float(alphas[1]) <= 1, alphas
+    assert "discarded (SacreROUGE's rule)" in page.locator("#bootstrap-discarded").inner_text()
     download = page.request.get(f"{live_server.url}/research/runs/{run.pk}/report.html")
     assert download.ok
     standalone = tmp_path / "report.html"
@@ -53,5 +63,6 @@ def test_report_figures_render_online_and_offline(live_server, browser, tmp_path
     offline.goto(standalone.as_uri())
     for figure in FIGURES:
         offline.wait_for_selector(f"#{figure} .main-svg", timeout=20000)
+    assert offline.locator("#alphas tbody tr").count() == 3
     assert requests == []
     context.close()

@@ -169,6 +169,21 @@ def test_report_full_without_ratings_and_a_fresh_seed(tmp_path):
     assert not (folder / "correlations.csv").exists()
 
 
+def test_report_full_bootstrap_and_permutation_options(tmp_path):
+    folder = tmp_path / "r"
+    code, _, err = run("report", DATASET, "--ratings", RATINGS, "--aux", "rouge_l", *FULL, "--out-dir", str(folder),
+                       "--bootstrap-missing", "drop-system", "--permutation-alternative", "two-sided")
+    assert code == 0, err
+    document = json.loads((folder / "report.json").read_text())
+    assert document["parameters"]["missing_system"] == "drop-system"
+    assert document["parameters"]["permutation_alternative"] == "two-sided"
+    assert {row["alternative"] for row in document["tables"]["permutation_tests"]} == {"two-sided"}
+    assert document["bootstrap_discarded"]["rule"] == "drop-system"
+    # the three alphas of the rater section, and the one to quote
+    assert [(row["texts"], row["quote"]) for row in document["raters"]["alphas"]] == [
+        ("all", False), ("different", True), ("identical", False)]
+
+
 def test_report_full_options_need_full(tmp_path):
     code, out, err = run("report", DATASET, "--measures", "rouge_l", "--seed", "3", "--no-cache",
                          "--out-dir", str(tmp_path))

@@ -22,9 +22,12 @@ def test_builds_a_report_run_and_prints_its_page(study) -> None:
     out = io.StringIO()
     call_command("metaeval_report", "--dataset", study.dataset.name, "--study", study.slug, "--measures",
                  "rouge_l,jsd", "--seed", "8", "--n-boot", "100", "--n-permutations", "50",
-                 "--stability-samples", "2", "--exclude-raters", "", stdout=out)
+                 "--stability-samples", "2", "--exclude-raters", "", "--bootstrap-missing", "drop-system",
+                 "--permutation-alternative", "two-sided", stdout=out)
     run = MetaevalRun.objects.get()
     assert run.kind == "report" and run.status == "done" and run.seed == 8
+    assert run.report["parameters"]["missing_system"] == "drop-system"
+    assert run.report["parameters"]["permutation_alternative"] == "two-sided"
     assert f"/research/runs/{run.pk}/report/" in out.getvalue()
     assert run.report["parameters"]["n_boot"] == 100 and run.report["parameters"]["beta"] == 1.7
     assert run.parameters["aux"] == ["rouge_l"]  # a study without --aux: HJ with ROUGE-L

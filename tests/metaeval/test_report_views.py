@@ -118,6 +118,9 @@ def test_enqueue_rejects_unknown_kinds_and_settings(study) -> None:
     with pytest.raises(ValueError, match="report setting"):
         services.run_enqueue(dataset=study.dataset, options=RunOptions(measures=["rouge_l"]), kind="report",
                              report={"n_bootstrap": 5})
+    with pytest.raises(ValueError, match="missing_system must be one of discard-sample, drop-system"):
+        services.run_enqueue(dataset=study.dataset, options=RunOptions(measures=["rouge_l"]), kind="report",
+                             report={"missing_system": "keep"})
 
 
 def test_run_again_regenerates_the_same_report(client, report_run) -> None:

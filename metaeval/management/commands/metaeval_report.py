@@ -28,6 +28,14 @@ class Command(BaseCommand):
         parser.add_argument("--resample", choices=["both", "systems", "documents"], default="both")
         parser.add_argument("--n-permutations", type=int, default=1000, help="permutations per test (default 1000)")
         parser.add_argument("--stability-samples", type=int, default=10, help="samples per level (default 10)")
+        parser.add_argument(
+            "--bootstrap-missing", dest="missing_system", choices=["discard-sample", "drop-system"],
+            default="discard-sample",
+            help="a bootstrap sample in which a drawn system has no drawn document: discard it (SacreROUGE's rule, "
+            "default) or correlate it without that system",
+        )
+        parser.add_argument("--permutation-alternative", choices=["greater", "two-sided"], default="greater",
+                            help="one-sided per ordered pair (default) or two-sided per unordered pair")
         parser.add_argument("--exclude-raters", default="", help="comma-separated rater ids (P12,P15) to leave out")
         parser.add_argument("--queue", action="store_true", help="only queue it (a metaeval_worker runs it)")
         parser.add_argument(
@@ -56,8 +64,8 @@ class Command(BaseCommand):
                                   f"/research/runs/{existing.pk}/report/")
                 return
         excluded = [part.strip() for part in options["exclude_raters"].split(",") if part.strip()]
-        settings = {"n_boot": options["n_boot"], "resample": options["resample"],
-                    "n_permutations": options["n_permutations"], "stability_samples": options["stability_samples"]}
+        settings = {key: options[key] for key in ("n_boot", "resample", "n_permutations", "stability_samples",
+                                                  "missing_system", "permutation_alternative")}
         try:
             run = services.run_enqueue(dataset=dataset, study=study, options=run_options, seed=options["seed"],
                                        exclude_raters=excluded, kind=MetaevalRun.Kind.REPORT, report=settings)

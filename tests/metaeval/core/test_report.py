@@ -84,9 +84,46 @@ def test_stability_carries_both_definitions(document) -> None:
 
 
 def test_raters_match_the_rater_module(document, rows) -> None:
-    overall = raters.overall_report(rows, n_boot=200, seed=11 + 6)
+    items = {(row["doc_id"], row["system"], row["uid1"], row["uid2"]) for row in rows}
+    identical = raters.identical_text_items(load_corpus(DATASET), items)
+    overall = raters.overall_report(rows, n_boot=200, seed=11 + 6, identical=identical)
     assert document["raters"]["alpha"] == pytest.approx(overall["alpha"], abs=1e-15)
     assert len(document["raters"]["per_rater"]) == len({row["rater"] for row in rows})
+    # three alphas, each with its interval; the one to quote is over units comparing two different texts
+    alphas = {row["texts"]: row for row in document["raters"]["alphas"]}
+    assert list(alphas) == ["all", "different", "identical"]
+    for name, expected in (("all", overall), *((g, overall["texts"][g]) for g in ("different", "identical"))):
+        assert (alphas[name]["alpha"], alphas[name]["low"], alphas[name]["high"]) == \
+            (expected["alpha"], expected["low"], expected["high"])
+    assert [row["texts"] for row in document["raters"]["alphas"] if row["quote"]] == ["different"]
+    assert alphas["all"]["alpha"] > alphas["different"]["alpha"] + 0.2  # identical texts inflate agreement
+    table = document["tables"]["rater_agreement"]
+    assert [(row["scope"], row["texts"]) for row in table] == [
+        (scope, texts) for scope in ("all", "study:demo") for texts in ("all", "different", "identical")
+    ]
+
+
+def test_bootstrap_discards_are_reported(document) -> None:
+    summary = document["bootstrap_discarded"]
+    assert summary["rule"] == "discard-sample" == document["parameters"]["missing_system"]
+    assert summary["cells"] == len(document["tables"]["correlations"]) == 2
+    assert summary["total"] == sum(row["n_discarded"] for row in document["tables"]["correlations"])
+    for row in document["tables"]["correlations"]:
+        assert row["missing_system"] == "discard-sample"
+        assert row["pearson_n_valid"] + row["n_discarded"] <= row["n_boot"]
+
+
+def test_two_sided_permutations_and_bad_settings(data, rows) -> None:
+    document = report.build_report(data, params=PARAMS, seed=11, n_boot=50, n_permutations=50, stability_samples=2,
+                                   permutation_alternative="two-sided", missing_system="drop-system")
+    tests = document["tables"]["permutation_tests"]
+    assert {(row["measure_a"], row["measure_b"]) for row in tests} == {("rouge_l", "jsd")}  # one unordered pair
+    assert {row["alternative"] for row in tests} == {"two-sided"}
+    assert document["parameters"]["permutation_alternative"] == "two-sided"
+    assert document["bootstrap_discarded"]["rule"] == "drop-system" and document["bootstrap_discarded"]["total"] == 0
+    for name, value in (("missing_system", "keep"), ("permutation_alternative", "less"), ("resample", "cells")):
+        with pytest.raises(ValueError, match=f"{name} must be one of"):
+            report.build_report(data, params=PARAMS, seed=1, n_boot=10, **{name: value})
 
 
 def test_same_seed_same_report_other_seed_other_intervals(data, rows, document) -> None:
