@@ -14,6 +14,12 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 
+def round_like_python(values: np.ndarray, digits: int) -> np.ndarray:
+    """Python's ``round(x, digits)`` element by element: the decimal nearest to the exact binary value, ties to
+    even, as the authors' distance functions round (``np.round`` scales by 10**digits first and can differ)."""
+    return np.array([round(x, digits) for x in np.asarray(values, dtype=np.float64).tolist()], dtype=np.float64)
+
+
 class MeasureUnavailable(RuntimeError):
     """A measure cannot run here (missing data or model); the message says how to provide it."""
 

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from metaeval.core.measures.base import Measure
+from metaeval.core.measures.base import Measure, round_like_python
 from metaeval.core.measures.tokens import Encoded, GramBags, _rouge_parts, rouge_tokens, unique_texts
 
 __all__ = ["Bleu", "RougeL", "RougeSU4"]
@@ -45,11 +45,6 @@ def _f1(matches: np.ndarray, n_candidate: np.ndarray, n_reference: np.ndarray) -
         recall = m / n_reference[hit]
         out[hit] = 2.0 * precision * recall / (precision + recall)
     return out
-
-
-def _round_py(values: np.ndarray, digits: int) -> np.ndarray:
-    """Python's ``round(x, digits)`` element by element (correctly rounded decimal, unlike ``np.round``)."""
-    return np.array([round(x, digits) for x in values.tolist()], dtype=np.float64)
 
 
 class RougeL(Measure):
@@ -84,7 +79,7 @@ class RougeL(Measure):
         lcs = _lcs_lengths(enc, ia, ib)
         f = _f1(lcs, enc.lengths[ib], enc.lengths[ia])
         if self.compat:
-            f = _round_py(f, 5)
+            f = round_like_python(f, 5)
         return 1.0 - f
 
 
@@ -158,7 +153,7 @@ class RougeSU4(Measure):
             bags = GramBags(*enc.ngrams(5), enc.n_texts)
             matches = bags.clipped_matches(ia, ib)
             # the authors' first argument is the "candidate": precision divides by a's 5-gram count
-            f = _round_py(_f1(matches, bags.totals[ia], bags.totals[ib]), 5)
+            f = round_like_python(_f1(matches, bags.totals[ia], bags.totals[ib]), 5)
         else:
             enc = Encoded([rouge_tokens(t) for t in texts])
             bags = GramBags(*enc.skip_bigrams(4, unigrams=True), enc.n_texts)
@@ -203,7 +198,7 @@ class Bleu(Measure):
         numerators = [GramBags(*enc.ngrams(k), enc.n_texts).clipped_matches(ia, ib) for k in range(1, self.n + 1)]
         scores = _sentence_bleu(numerators, enc.lengths[ib], enc.lengths[ia], self.weights)
         if self.compat:
-            scores = _round_py(scores, 5)
+            scores = round_like_python(scores, 5)
         return 1.0 - scores
 
 

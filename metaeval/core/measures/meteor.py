@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from metaeval.core.measures.base import Measure
+from metaeval.core.measures.base import Measure, round_like_python
 
 __all__ = ["Meteor", "meteor"]
 
@@ -229,5 +229,5 @@ class Meteor(Measure):
     def distances(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
         scores = self.scores(pairs)
         if self.compat:
-            return np.array([1 - round(float(s), 5) for s in scores], dtype=np.float64)
+            return 1 - round_like_python(scores, 5)
         return 1 - scores
