@@ -140,3 +140,40 @@ def test_report_names_the_models_it_used(capsys, dataset, tiny_encoder64, tmp_pa
     assert "Unavailable measures" not in out
     document = json.loads((folder / "run.json").read_text())
     assert str(tiny_encoder64) in document["models"]["bertscore"] and document["unavailable"] == {}
+
+
+def test_compat_infolm_score_equals_the_authors_pipeline_on_torchmetrics(dataset, tiny_mlm, tmp_path):
+    """`python -m metaeval score --measures infolm --compat authors` (a new process, torch's default threads)
+    equals the authors' pipeline fed with their InfoLM distance: torchmetrics' ``infolm`` (AB-divergence,
+    alpha = beta = 1, T = 0.25, idf off, max_length 20) on one pair at a time, ``round(score, 5)``."""
+    import subprocess
+    import sys
+
+    from torchmetrics.functional.text import infolm as tm_infolm
+
+    from metaeval.core.loaders import load_corpus
+    from metaeval.core.straightforward import reference_scores
+
+    result = subprocess.run(
+        [sys.executable, "-m", "metaeval", "score", dataset, "--measures", "infolm", "--compat", "authors",
+         "--infolm-model", str(tiny_mlm), "--device", "cpu", "--cache-dir", str(tmp_path / "cache")],
+        capture_output=True, text=True, cwd=ROOT, timeout=600,
+    )
+    assert result.returncode == 0, result.stderr
+    rows = {row["system"]: row for row in csv.DictReader(io.StringIO(result.stdout))}
+    memo: dict[tuple[str, str], float] = {}
+
+    def authors_infolm(a: str, b: str) -> float:  # calculate_infoLM of the authors' evaluation script
+        if (a, b) not in memo:
+            score = tm_infolm(preds=[a], target=[b], model_name_or_path=str(tiny_mlm), temperature=0.25,
+                              information_measure="ab_divergence", idf=False, alpha=1.0, beta=1.0, device="cpu",
+                              max_length=20, verbose=False)
+            memo[(a, b)] = round(score.item(), 5)
+        return memo[(a, b)]
+
+    expected = reference_scores(load_corpus(dataset), authors_infolm)
+    assert set(rows) == set(expected) == set(SYSTEMS)
+    for system, values in expected.items():
+        for key in ("egises", "degress", "perseval", "accuracy", "egises_accuracy"):
+            assert float(rows[system][key]) == pytest.approx(values[key], abs=1e-12), (system, key)
+    assert len(memo) > 40

