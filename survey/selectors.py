@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from survey.models import Assignment, Item, Questionnaire, Rating, Study
 
-# The ratings layout of PERSEVAL_CONVENTIONS.md: these five columns first, so exports feed the CLI.
+# The ratings layout of docs/conventions.md: these five columns first, so exports feed the CLI.
 EXPORT_COLUMNS = [
     "doc_id",
     "system",

@@ -1,4 +1,4 @@
-"""Plain corpus types for the numeric core (PERSEVAL_CONVENTIONS.md sec. 2).
+"""Plain corpus types for the numeric core (docs/conventions.md sec. 2).
 
 A dataset is a sequence of documents in file order; each document maps reader ids (in ``m_summary_dict``
 order) to that reader's summaries keyed by system name, with ``"user"`` (:data:`REFERENCE`) for the reader's

@@ -1,4 +1,5 @@
-"""System-level correlation between automatic scores and human-judgment scores (paper Appendix B.2, Table 2).
+"""System-level correlation between automatic scores and human-judgment scores (paper Appendix B.2, Table 2;
+docs/conventions.md sec. 11).
 
 The coefficients are SciPy's, the maintained definitions: Pearson's r (``scipy.stats.pearsonr``), Spearman's
 rho (``spearmanr``) and Kendall's tau-b (``kendalltau`` with its defaults: ``variant="b"``, ``method="auto"``,

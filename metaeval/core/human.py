@@ -1,4 +1,5 @@
-"""Human-judgment variants: DEGRESS-HJ, EGISES-HJ and PerSEval-HJ-X (perseval-tmlr sec. 7.1; conventions sec. 7).
+"""Human-judgment variants: DEGRESS-HJ, EGISES-HJ and PerSEval-HJ-X (perseval-tmlr sec. 7.1; docs/conventions.md
+sec. 7).
 
 Ratings of summary pairs become distances and take the place of sigma(u_j, u_k) (``system="user"`` pairs)
 and sigma(s_j, s_k) (the system's pairs). sigma(., d) and the accuracy distances are borrowed from an

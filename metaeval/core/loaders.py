@@ -1,4 +1,4 @@
-"""Load the consolidated dataset and the ratings CSV into the plain corpus types (PERSEVAL_CONVENTIONS.md sec. 2).
+"""Load the consolidated dataset and the ratings CSV into the plain corpus types (docs/conventions.md sec. 2).
 
 Every problem found in a file is collected and reported at once as ``<file>:<line>: <message>`` in an
 :class:`~metaeval.core.fileio.ImportFileError`; nothing is returned partially. The messages follow the survey's

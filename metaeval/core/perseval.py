@@ -1,6 +1,6 @@
 """DEGRESS, EGISES, EDP (ADP, ACP), PerSEval and P-Acc (perseval-tmlr eq. 1-7 and eq. 3).
 
-The scoring follows PERSEVAL_CONVENTIONS.md sec. 4-6 exactly ("as the reference computes it"), for one system
+The scoring follows docs/conventions.md sec. 4-6 exactly ("as the reference computes it"), for one system
 at a time, from per-document distance maps (:class:`DocPairs`); the same code scores the distance path and the
 human-judgment path (sec. 7), which differ only in which pairs exist.
 

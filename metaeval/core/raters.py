@@ -1,4 +1,5 @@
-"""Inter-rater reliability and per-rater quality checks for the similarity ratings (no Django).
+"""Inter-rater reliability and per-rater quality checks for the similarity ratings (no Django; docs/conventions.md
+sec. 15).
 
 Participants rate pairs of summaries for similarity on a 1..6 scale. An **item** (Krippendorff's *unit*) is
 ``(doc_id, system, uid1, uid2)``; several raters rate the same item. This module gives

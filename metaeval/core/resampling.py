@@ -1,4 +1,5 @@
-"""Resampling statistics for system-level correlations: bootstrap confidence intervals and permutation tests.
+"""Resampling statistics for system-level correlations: bootstrap confidence intervals and permutation tests
+(docs/conventions.md sec. 12-13, which also says which rules are SacreROUGE's and which are options).
 
 The methods are those of Deutsch, Dror and Roth (2021), "A Statistical Analysis of Summarization Evaluation Metrics
 Using Resampling Methods" (TACL; implemented in SacreROUGE), applied to the system-level correlation of

@@ -1,6 +1,6 @@
 """The straightforward reference: PerSEval computed literally, one pair at a time.
 
-This module is deliberately slow and literal. It follows ``PERSEVAL_CONVENTIONS.md`` (sec. 2-7) step by step,
+This module is deliberately slow and literal. It follows ``docs/conventions.md`` (sec. 2-7) step by step,
 the way the authors' pipeline does it: every distance the pipeline needs is obtained by calling the distance
 function once per text pair, in the reference's argument order, and then every quantity (weights, softmax,
 X, Y, proportions, DEGRESS, ADP, ACP, EDP, PerSEval) is computed with plain Python loops over dictionaries.

@@ -1,4 +1,5 @@
-"""Meta-evaluation studies on top of one scoring run (perseval-tmlr sec. 7-8, Tables 1-8, Figure 3, App. B.2).
+"""Meta-evaluation studies on top of one scoring run (perseval-tmlr sec. 7-8, Tables 1-8, Figure 3, App. B.2;
+docs/conventions.md sec. 8 and 14).
 
 Everything here rescores; nothing recomputes a distance. :func:`prepare_study` runs the ordinary pipeline
 (:func:`metaeval.core.pipeline.run_scores`) once and keeps, per measure and system, the

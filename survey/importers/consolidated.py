@@ -1,4 +1,4 @@
-"""Parse the consolidated JSON dataset format (PERSEVAL_CONVENTIONS.md section 2) into records.
+"""Parse the consolidated JSON dataset format (docs/conventions.md section 2) into records.
 
 One record per document: ``{"doc_id", "doc_text", "doc_summ", "m_summary_dict": {uid: {"user": text,
 SYSTEM: text, ...}}}`` plus optional ``"category"`` and ``"topic"``; other keys are ignored. ``doc_summ`` is

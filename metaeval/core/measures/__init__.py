@@ -1,1 +1,1 @@
-"""Distance measures sigma(a, b) in [0, 1], smaller = closer (PERSEVAL_CONVENTIONS.md sec. 3)."""
+"""Distance measures sigma(a, b) in [0, 1], smaller = closer (docs/conventions.md sec. 3)."""

@@ -1,4 +1,4 @@
-"""Jensen-Shannon divergence of word distributions (PERSEVAL_CONVENTIONS.md sec. 3 and 9.7)."""
+"""Jensen-Shannon divergence of word distributions (docs/conventions.md sec. 3 and 9.7)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence

@@ -1,4 +1,4 @@
-"""Lexical distances: ROUGE-L, ROUGE-SU4 and sentence BLEU (PERSEVAL_CONVENTIONS.md sec. 1, 3 and 9.7).
+"""Lexical distances: ROUGE-L, ROUGE-SU4 and sentence BLEU (docs/conventions.md sec. 1, 3 and 9.7).
 
 Every measure returns a *distance* ``1 - score`` for each pair ``(a, b)``, smaller = closer. ``a`` is the
 reference side (rouge_score's *target*, BLEU's *reference*) and ``b`` the candidate side (*prediction*,

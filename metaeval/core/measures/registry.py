@@ -65,7 +65,7 @@ MEASURES: dict[str, Callable[..., Measure]] = {
     "bertscore": _bertscore,
     "infolm": _infolm,
 }
-#: the measures the authors' compat mode defines (PERSEVAL_CONVENTIONS.md sec. 3)
+#: the measures the authors' compat mode defines (docs/conventions.md sec. 3)
 LEXICAL = ("rouge_l", "rouge_su4", "bleu4", "jsd")
 #: measures that run a neural model (torch); they take options (model, device, ...)
 NEURAL = ("bertscore", "infolm")

@@ -1,4 +1,4 @@
-"""A PerSEval example small enough to work out by hand (PERSEVAL_CONVENTIONS.md sec. 4-6).
+"""A PerSEval example small enough to work out by hand (docs/conventions.md sec. 4-6).
 
 One system, "S", and three documents:
 

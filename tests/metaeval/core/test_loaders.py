@@ -1,4 +1,4 @@
-"""metaeval.core.loaders: the consolidated dataset and the ratings CSV (PERSEVAL_CONVENTIONS.md sec. 2)."""
+"""metaeval.core.loaders: the consolidated dataset and the ratings CSV (docs/conventions.md sec. 2)."""
 from __future__ import annotations
 
 import json

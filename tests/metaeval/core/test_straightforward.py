@@ -1,4 +1,4 @@
-"""metaeval.core.straightforward: the literal, pair-at-a-time reference (PERSEVAL_CONVENTIONS.md sec. 2-7)."""
+"""metaeval.core.straightforward: the literal, pair-at-a-time reference (docs/conventions.md sec. 2-7)."""
 from __future__ import annotations
 
 import math
