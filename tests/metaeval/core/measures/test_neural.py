@@ -514,6 +514,16 @@ def test_bertscore_empty_text(tiny_encoder: Path) -> None:
     assert measure.distances(pairs).tolist() == [1.0] * len(pairs)
 
 
+def test_infolm_identical_texts_are_at_distance_exactly_0(tiny_mlm: Path) -> None:
+    """The same text has one cached distribution, and the AB-divergence of a distribution with itself is computed
+    as exactly 0 (log(sum p^2)/2 twice minus log(sum p*p), the same float64 sums)."""
+    measure = infolm(tiny_mlm, max_length=64)
+    texts = [text for text in POOL if text] + [VERY_LONG]
+    pairs = [(text, text) for text in texts] + [(a, a) for a, _ in BATCH_PAIRS]
+    assert measure.distances(pairs).tolist() == [0.0] * len(pairs)
+    assert measure.distances([(POOL[0], POOL[1])])[0] > 1e-3
+
+
 def test_bertscore_identical_texts_are_at_distance_exactly_0_in_default_mode(
     tiny_encoder: Path, tmp_path: Path
 ) -> None:
