@@ -337,11 +337,8 @@ def test_overall_report_by_study_duplicates_and_anonymous_rows() -> None:
 # --------------------------------------------------------------------------------------------------------------
 
 
-def test_demo_fixture_end_to_end() -> None:
-    with DEMO.open(newline="", encoding="utf-8") as handle:
-        rows = list(csv.DictReader(handle))
-    report = overall_report(rows, n_boot=300, seed=0)
-    # Golden: the same alpha from the krippendorff package on the raters x items matrix.
+def package_alpha(rows: list[dict[str, str]]) -> float:
+    """The krippendorff package's ordinal alpha of ``rows`` (raters x items matrix)."""
     items = sorted({(r["doc_id"], r["system"], r["uid1"], r["uid2"]) for r in rows})
     raters = sorted({r["rater"] for r in rows})
     matrix = np.full((len(raters), len(items)), NAN)
@@ -351,8 +348,17 @@ def test_demo_fixture_end_to_end() -> None:
         matrix[rater_index[r["rater"]], item_index[(r["doc_id"], r["system"], r["uid1"], r["uid2"])]] = float(
             r["rating"]
         )
-    expected = krippendorff.alpha(reliability_data=matrix, level_of_measurement="ordinal", value_domain=SCALE)
-    assert report["alpha"] == pytest.approx(expected, abs=1e-12)
+    return float(krippendorff.alpha(reliability_data=matrix, level_of_measurement="ordinal", value_domain=SCALE))
+
+
+def test_demo_fixture_end_to_end() -> None:
+    with DEMO.open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    report = overall_report(rows, n_boot=300, seed=0)
+    # Golden: the same alpha from the krippendorff package on the raters x items matrix.
+    items = {(r["doc_id"], r["system"], r["uid1"], r["uid2"]) for r in rows}
+    raters = {r["rater"] for r in rows}
+    assert report["alpha"] == pytest.approx(package_alpha(rows), abs=1e-12)
     assert report["low"] <= report["alpha"] <= report["high"]
     assert report["n_ratings"] == len(rows) and report["n_raters"] == len(raters)
     assert report["n_items"] == len(items) and report["duplicate_ratings"] == 0
@@ -375,20 +381,6 @@ def test_demo_fixture_end_to_end() -> None:
 # --------------------------------------------------------------------------------------------------------------
 # Units comparing two different texts, and a text with itself
 # --------------------------------------------------------------------------------------------------------------
-
-
-def package_alpha(rows: list[dict[str, str]]) -> float:
-    """The krippendorff package's ordinal alpha of ``rows`` (raters x items matrix)."""
-    items = sorted({(r["doc_id"], r["system"], r["uid1"], r["uid2"]) for r in rows})
-    raters = sorted({r["rater"] for r in rows})
-    matrix = np.full((len(raters), len(items)), NAN)
-    item_index = {item: i for i, item in enumerate(items)}
-    rater_index = {rater: i for i, rater in enumerate(raters)}
-    for r in rows:
-        matrix[rater_index[r["rater"]], item_index[(r["doc_id"], r["system"], r["uid1"], r["uid2"])]] = float(
-            r["rating"]
-        )
-    return float(krippendorff.alpha(reliability_data=matrix, level_of_measurement="ordinal", value_domain=SCALE))
 
 
 def test_identical_text_items_by_hand() -> None:
