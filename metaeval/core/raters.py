@@ -642,7 +642,7 @@ def overall_report(
     confidence: float = 0.95,
     level: Level = "ordinal",
     scale: tuple[float, float] = (1, 6),
-    identical: Mapping[Item, bool] | None = None,
+    identical: Mapping[Item, bool] | Corpus | None = None,
 ) -> dict[str, object]:
     """Alpha of all ratings with its bootstrap interval (:func:`alpha_bootstrap_ci`) and counts.
 
@@ -653,8 +653,8 @@ def overall_report(
     unit. Every bootstrap uses ``seed`` itself, so a study's interval does not depend on which other studies
     are present.
 
-    ``identical`` (item -> whether it compares a text with itself, :func:`identical_text_items`) adds
-    ``"texts"`` to the whole and to each study: ``{"different": {...}, "identical": {...}, "quote": ...,
+    ``identical`` (item -> whether it compares a text with itself, or the :class:`Corpus` to read that from with
+    :func:`identical_text_items`) adds ``"texts"`` to the whole and to each study: ``{"different": {...}, "identical": {...}, "quote": ...,
     "n_unknown_texts": ...}``, the same summary on the units comparing two different texts and on those
     comparing a text with itself (rated "almost same" by anyone who reads them, so they inflate agreement), and
     which alpha to quote: ``"different"`` when it is defined, else ``"all"``. Ratings of items missing from
@@ -664,6 +664,8 @@ def overall_report(
     _check_boot(n_boot, confidence)
     observations, scale = _observations(rows, scale)
     values = _scale_values(scale)
+    if isinstance(identical, Corpus):
+        identical = identical_text_items(identical, {obs.item for obs in observations})
 
     def summary(group: Sequence[_Obs]) -> dict[str, object]:
         out = _summary(group, values, level, n_boot, confidence, seed)

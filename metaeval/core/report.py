@@ -216,8 +216,7 @@ def _permutation_tests(
 ) -> list[dict[str, Any]]:
     """For every HJ label and every ordered pair (A, B) of automatic measures, H0 r(A, HJ) <= r(B, HJ)
     (``alternative="greater"``); or every unordered pair, H0 r(A, HJ) = r(B, HJ) (``"two-sided"``)."""
-    pairs = itertools.permutations(auto, 2) if alternative == "greater" else itertools.combinations(auto, 2)
-    pairs = list(pairs)
+    pairs = list(itertools.permutations(auto, 2) if alternative == "greater" else itertools.combinations(auto, 2))
     rows: list[dict[str, Any]] = []
     index = 0
     for h in human:
@@ -238,12 +237,7 @@ def _permutation_tests(
 def _raters(
     rows: Sequence[Mapping[str, Any]], *, corpus: Corpus | None, n_boot: int, confidence: float, seed: int
 ) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
-    identical = None
-    if corpus is not None:
-        items = {(str(row.get("doc_id", "")), str(row.get("system", "")), str(row.get("uid1", "")),
-                  str(row.get("uid2", ""))) for row in rows}
-        identical = rater_stats.identical_text_items(corpus, items)
-    overall = rater_stats.overall_report(rows, n_boot=n_boot, seed=seed, confidence=confidence, identical=identical)
+    overall = rater_stats.overall_report(rows, n_boot=n_boot, seed=seed, confidence=confidence, identical=corpus)
     per_rater = rater_stats.rater_report(rows)
     figure = {
         "alpha": overall.get("alpha"), "low": overall.get("low"), "high": overall.get("high"),

@@ -433,6 +433,9 @@ def test_alpha_on_different_and_identical_text_units_of_the_demo() -> None:
     assert (alone["alpha"], alone["low"], alone["high"]) == \
         (texts["different"]["alpha"], texts["different"]["low"], texts["different"]["high"])
     assert "texts" not in overall_report(rows, n_boot=10)
+    # the corpus itself may be given: the same groups
+    from_corpus = overall_report(rows, n_boot=300, seed=2, identical=load_corpus(DEMO_CORPUS))
+    assert from_corpus["texts"] == texts
 
 
 def test_alpha_groups_quote_all_when_no_unit_compares_different_texts() -> None:
