@@ -2,6 +2,7 @@
 
     python benchmarks/neural_bench.py [--config tiny|base] [--docs 10] [--subset-pairs 4] [--device auto]
                                       [--dtype float32] [--batch-size 64] [--measures infolm,bertscore]
+                                      [--compat-texts 60]
 
 Timing needs no trained weights: the models are randomly initialised BERT configurations (``tiny``: 2 layers,
 hidden 128, the shape of google/bert_uncased_L-2_H-128_A-2; ``base``: 12 layers, hidden 768) with a generated
@@ -15,7 +16,9 @@ pattern (``torchmetrics.functional.text.infolm(preds=[a], target=[b], ...)`` per
 against ours on the pairs of the first document. torchmetrics pads every text to ``max_length`` and re-runs the
 model for both texts of every pair, so its cost per pair is the same for every pair: it is timed on
 ``--subset-pairs`` pairs sampled from that document (documents and summaries alike) and scaled to all of the
-document's pairs; the numbers of the sampled pairs are compared with ours. On a GPU it also prints the GPU
+document's pairs; the numbers of the sampled pairs are compared with ours. ``--compat authors`` InfoLM (which runs
+torchmetrics' own shapes on one thread, to equal it bit for bit) is timed against the batched path on
+``--compat-texts`` texts and checked against torchmetrics one pair at a time. On a GPU it also prints the GPU
 utilisation (sampled with nvidia-smi) and the fraction of the card's peak bf16 throughput the InfoLM encoder
 reached (model FLOPs / time / peak). Not run by the tests (``make bench-neural``).
 """
@@ -229,6 +232,8 @@ def bench_measure(name: str, args: argparse.Namespace, model: Path, corpus: Corp
           f"(distances {result.timings.get('distances:' + name, math.nan):.2f} s)")
     if name == "infolm" and args.subset_pairs > 0:
         one_pair_at_a_time(args, model, corpus, device, options)
+    if name == "infolm" and args.compat_texts > 0:
+        compat_infolm(args, model, corpus, device)
     if name == "bertscore" and args.subset_pairs > 0:
         bert_score_one_pair_at_a_time(model, corpus, device, options, measure.layer)  # type: ignore[attr-defined]
 
@@ -273,6 +278,43 @@ def one_pair_at_a_time(args: argparse.Namespace, model: Path, corpus: Corpus, de
           f"(values {min(theirs):.6f} .. {max(theirs):.6f})")
 
 
+def compat_infolm(args: argparse.Namespace, model: Path, corpus: Corpus, device: str) -> None:
+    """``--compat authors`` InfoLM (torchmetrics' shapes and float32 arithmetic on one CPU thread, max_length 20,
+    rounded to 5 dp) against the batched default path at the same max_length, on ``--compat-texts`` unique texts;
+    and the first few pairs against torchmetrics one pair at a time (rounded), which must be equal."""
+    from torchmetrics.functional.text.infolm import infolm
+
+    from metaeval.core.measures.neural import InfoLM
+
+    texts = sorted({text for pair in plan_corpus(corpus, None).text_pairs() for text in pair})[: args.compat_texts]
+    print(f"\n== infolm --compat authors: {len(texts)} unique texts, max_length 20, device {device}")
+    for compat in (True, False):
+        measure = InfoLM(compat=compat, model=str(model), device=device, max_length=20, batch_size=args.batch_size)
+        measure.prepare()
+        synchronize(device)
+        started = time.perf_counter()
+        measure.vectors(texts)
+        synchronize(device)
+        seconds = time.perf_counter() - started
+        label = "compat (torchmetrics' shapes, one thread)" if compat else "default path (batched)   "
+        print(f"   {label}: {seconds:.2f} s = {len(texts) / seconds:.1f} texts/s")
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        pairs = list(zip(texts[: args.subset_pairs], texts[1 : args.subset_pairs + 1]))
+        ours = InfoLM(compat=True, model=str(model), device=device).distances(pairs).tolist()
+        theirs = [round(float(infolm([a], [b], model_name_or_path=str(model), temperature=0.25, idf=False,
+                                     alpha=1.0, beta=1.0, information_measure="ab_divergence", max_length=20,
+                                     device=device,
+                                     verbose=False)), 5) for a, b in pairs]
+    finally:
+        torch.set_num_threads(threads)
+    equal = sum(x == y for x, y in zip(ours, theirs))
+    print(f"   round(torchmetrics one pair at a time, 5), one thread: {equal} of {len(pairs)} pairs equal")
+
+
 def bert_score_one_pair_at_a_time(model: Path, corpus: Corpus, device: str, options: dict, layer: int) -> None:
     """The authors' BERTScore pattern: one scorer (as ``evaluate`` caches it), ``score([a], [b])`` per pair."""
     import bert_score
@@ -299,6 +341,8 @@ def main() -> int:
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--max-length", type=int, default=512)
     parser.add_argument("--measures", default="infolm,bertscore")
+    parser.add_argument("--compat-texts", type=int, default=60,
+                        help="unique texts for the --compat authors InfoLM timing (0: skip)")
     parser.add_argument("--peak-tflops", type=float, help="the card's peak bf16 TFLOP/s if not in the table")
     args = parser.parse_args()
     import torch
