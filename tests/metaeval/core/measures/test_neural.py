@@ -629,7 +629,9 @@ def test_infolm_compat_rounds_where_the_default_does_not(tiny_mlm: Path) -> None
     compat = float(InfoLM(compat=True, model=str(tiny_mlm), device="cpu").distances(pair)[0])
     default = float(infolm(tiny_mlm, max_length=20).distances(pair)[0])
     assert compat == round(reference, 5) == round(compat, 5)
-    assert default != round(default, 5) and default == pytest.approx(reference, abs=1e-6)
+    # the default batches masked copies (float32 logits round differently with more rows) and sums in float64:
+    # it stays within a few 1e-6 of torchmetrics, and is not a 5-dp number
+    assert default != round(default, 5) and default == pytest.approx(reference, abs=5e-6)
     assert abs(default - compat) <= 5e-6
 
 
