@@ -2,7 +2,8 @@
 
     python benchmarks/neural_bench.py [--config tiny|base] [--docs 10] [--subset-pairs 4] [--device auto]
                                       [--dtype float32] [--batch-size 64] [--measures infolm,bertscore]
-                                      [--compat-texts 60]
+                                      [--compat-texts 60] [--batch-tokens N] [--parity-docs N]
+                                      [--end-to-end-only] [--shard i/N] [--processes N]
 
 Timing needs no trained weights: the models are randomly initialised BERT configurations (``tiny``: 2 layers,
 hidden 128, the shape of google/bert_uncased_L-2_H-128_A-2; ``base``: 12 layers, hidden 768) with a generated
@@ -20,7 +21,11 @@ document's pairs; the numbers of the sampled pairs are compared with ours. ``--c
 torchmetrics' own shapes on one thread, to equal it bit for bit) is timed against the batched path on
 ``--compat-texts`` texts and checked against torchmetrics one pair at a time. On a GPU it also prints the GPU
 utilisation (sampled with nvidia-smi) and the fraction of the card's peak bf16 throughput the InfoLM encoder
-reached (model FLOPs / time / peak). Not run by the tests (``make bench-neural``).
+reached (model FLOPs / time / peak), and the GPU memory high-water mark. ``--parity-docs N``: CPU float32 vs GPU
+float32 and bf16 distances on N documents' pairs, and PerSEval on the whole corpus (largest difference, ranking
+changes). ``--end-to-end-only``: one ``run_scores`` call with every measure (``--docs 3840`` is PENS-size);
+``--shard i/N`` keeps documents i, i+N, ...; ``--processes N`` runs N shards at once on this machine's card.
+``benchmarks/gpu_figures.sh`` runs the README's GPU figures. Not run by the tests (``make bench-neural``).
 """
 from __future__ import annotations
 
@@ -84,6 +89,16 @@ def build_models(folder: Path, config_name: str, seed: int = 0) -> tuple[Path, P
         tokenizer.save_pretrained(path)
         paths.append(path)
     return paths[0], paths[1], vocab[5:]
+
+
+def model_folder() -> tempfile.TemporaryDirectory:
+    """A temporary folder with no "t5" in its path: bert-score loads a model whose name contains "t5" as a T5
+    encoder (it happened once here, with a random folder name)."""
+    while True:
+        folder = tempfile.TemporaryDirectory(prefix="neural-bench-")
+        if "t5" not in folder.name.lower():
+            return folder
+        folder.cleanup()
 
 
 def make_corpus(words: list[str], docs: int, seed: int = 2026) -> Corpus:
@@ -179,11 +194,7 @@ def synchronize(device: str) -> None:
 def bench_measure(name: str, args: argparse.Namespace, model: Path, corpus: Corpus, device: str) -> None:
     from metaeval.core.measures.registry import get_measure
 
-    options: dict[str, object] = {
-        "model": str(model), "device": device, "dtype": args.dtype, "batch_size": args.batch_size,
-    }
-    if name == "infolm":
-        options["max_length"] = args.max_length
+    options = measure_options(name, args, model, device)
     plan = plan_corpus(corpus, None)
     pairs = plan.text_pairs()
     texts = sorted({text for pair in pairs for text in pair})
@@ -196,6 +207,10 @@ def bench_measure(name: str, args: argparse.Namespace, model: Path, corpus: Corp
     measure.attach_cache(vector_cache)  # type: ignore[attr-defined]
     print(f"\n== {name}: {measure.describe()}")
     print(f"   {len(corpus.documents)} documents, {len(texts)} unique texts, {len(pairs)} unique pairs")
+    if device.startswith("cuda"):
+        import torch
+
+        torch.cuda.reset_peak_memory_stats()
     with GpuSampler() as sampler:
         synchronize(device)
         started = time.perf_counter()
@@ -212,7 +227,8 @@ def bench_measure(name: str, args: argparse.Namespace, model: Path, corpus: Corp
         import torch
 
         device_name = torch.cuda.get_device_name(0)
-        print(f"   GPU {device_name}: utilisation {sampler.summary()}")
+        print(f"   GPU {device_name}: utilisation {sampler.summary()}, memory high-water "
+              f"{torch.cuda.max_memory_allocated() / 2**30:.2f} GiB allocated")
         if name == "infolm":
             peak = peak_tflops(device_name, args.peak_tflops)
             if peak:
@@ -236,6 +252,120 @@ def bench_measure(name: str, args: argparse.Namespace, model: Path, corpus: Corp
         compat_infolm(args, model, corpus, device)
     if name == "bertscore" and args.subset_pairs > 0:
         bert_score_one_pair_at_a_time(model, corpus, device, options, measure.layer)  # type: ignore[attr-defined]
+
+
+def measure_options(name: str, args: argparse.Namespace, model: Path, device: str, **override: object) -> dict:
+    options: dict[str, object] = {
+        "model": str(model), "device": device, "dtype": args.dtype, "batch_size": args.batch_size,
+    }
+    if args.batch_tokens:
+        options["batch_tokens"] = args.batch_tokens
+    if name == "infolm":
+        options["max_length"] = args.max_length
+    options.update(override)
+    return options
+
+
+def end_to_end(args: argparse.Namespace, models: dict[str, Path], corpus: Corpus, device: str) -> None:
+    """One run_scores call with every measure of ``--measures`` together, cold cache, as a user runs it."""
+    names = [part.strip() for part in args.measures.split(",") if part.strip()]
+    texts = {text for pair in plan_corpus(corpus, None).text_pairs() for text in pair}
+    print(f"\n== end to end: {', '.join(names)} on {len(corpus.documents)} documents, 10 systems, "
+          f"{len(texts)} unique texts, dtype {args.dtype}")
+    if args.start_at:
+        time.sleep(max(0.0, args.start_at - time.time()))
+    with tempfile.TemporaryDirectory(prefix="neural-bench-cache-") as cache_dir, DistanceCache(cache_dir) as cache:
+        options = RunOptions(
+            measures=names, params=Params(beta=1.7),
+            measure_options={name: measure_options(name, args, models[name], device) for name in names},
+        )
+        started_at = time.time()
+        started = time.perf_counter()
+        result = run_scores(corpus, options, cache=cache)
+        seconds = time.perf_counter() - started
+        size = sum(f.stat().st_size for f in Path(cache_dir).rglob("*") if f.is_file())
+    parts = ", ".join(f"{key} {value:.1f} s" for key, value in sorted(result.timings.items()))
+    print(f"   end to end: {seconds:.1f} s ({parts}); distance cache {size / 2**30:.2f} GiB")
+    if device.startswith("cuda"):
+        import torch
+
+        print(f"   GPU memory high-water {torch.cuda.max_memory_allocated() / 2**30:.2f} GiB allocated")
+    print(f"   window: started {started_at:.1f}, ended {started_at + seconds:.1f} (epoch seconds)")
+
+
+def parity(args: argparse.Namespace, models: dict[str, Path], corpus: Corpus, device: str) -> None:
+    """The same pairs on the CPU in float32, on the GPU in float32 and in ``--dtype`` (bf16): the largest
+    differences in distances (on the first ``--parity-docs`` documents), then PerSEval per system on the whole
+    corpus on the GPU in float32 and bf16 (and on the CPU where the parity documents are all of them): the largest
+    difference and whether any system's rank changes."""
+    from metaeval.core.measures.registry import get_measure
+
+    docs = Corpus(corpus.documents[: args.parity_docs], corpus.systems, source="parity documents")
+    pairs = plan_corpus(docs, None).text_pairs()
+    low = "bfloat16" if args.dtype == "float32" else args.dtype
+    settings = [("cpu", "float32"), (device, "float32"), (device, low)]
+    names = [part.strip() for part in args.measures.split(",") if part.strip()]
+    print(f"\n== parity: {len(docs.documents)} documents, {len(pairs)} unique pairs; CPU float32 vs {device}")
+    for name in names:
+        values = {}
+        for where, dtype in settings:
+            measure = get_measure(name, options=measure_options(name, args, models[name], where, dtype=dtype))
+            started = time.perf_counter()
+            values[(where, dtype)] = measure.distances(pairs)
+            print(f"   {name} {where} {dtype}: {time.perf_counter() - started:.1f} s")
+        reference = values[("cpu", "float32")]
+        for key in settings[1:]:
+            diff = abs(values[key] - reference)
+            print(f"   {name}: max |{key[0]} {key[1]} - cpu float32| = {diff.max():.3e} "
+                  f"(mean {diff.mean():.3e}; distances {reference.min():.4f} .. {reference.max():.4f})")
+        scored = {}
+        for where, dtype in ([("cpu", "float32")] if len(docs.documents) == len(corpus.documents) else []) + settings[1:]:
+            with tempfile.TemporaryDirectory() as cache_dir, DistanceCache(cache_dir) as cache:
+                run_options = RunOptions(measures=[name], params=Params(beta=1.7), measure_options={
+                    name: measure_options(name, args, models[name], where, dtype=dtype)})
+                scored[(where, dtype)] = run_scores(corpus, run_options, cache=cache).scores()[name]
+        base_key = (device, "float32")
+        base = scored[base_key]
+        order = sorted(base, key=lambda system: -base[system])
+        for key, scores in scored.items():
+            if key == base_key:
+                continue
+            diff = max(abs(scores[system] - base[system]) for system in base)
+            ranking = sorted(scores, key=lambda system: -scores[system])
+            print(f"   {name} PerSEval ({len(corpus.documents)} documents): max |{key[0]} {key[1]} - "
+                  f"{device} float32| = {diff:.3e}; ranking {'unchanged' if ranking == order else 'CHANGED'}"
+                  + ("" if ranking == order else f" ({order} -> {ranking})"))
+        print(f"   {name} PerSEval {device} float32: " + ", ".join(f"{s} {base[s]:.6f}" for s in order))
+
+
+def processes(args: argparse.Namespace) -> None:
+    """``--processes N``: N copies of this benchmark at once on the one card, each the end-to-end run of its
+    shard of documents (document i goes to shard i mod N), all starting at the same moment once every model is
+    built; prints each shard's output and the wall time of the whole window."""
+    start_at = time.time() + args.process_start_delay
+    argv = [arg for arg in sys.argv[1:]]
+    at = argv.index("--processes")
+    del argv[at : at + 2]
+    children = [
+        subprocess.Popen(
+            [sys.executable, __file__, *argv, "--shard", f"{k}/{args.processes}", "--end-to-end-only",
+             "--start-at", str(start_at)],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        )
+        for k in range(args.processes)
+    ]
+    outputs = [child.communicate()[0] for child in children]
+    ended = []
+    for k, output in enumerate(outputs):
+        print(f"--- shard {k}/{args.processes}\n{output.strip()}")
+        for line in output.splitlines():
+            if "window: started" in line:
+                ended.append(float(line.rsplit("ended ", 1)[1].split()[0]))
+    if len(ended) == args.processes:
+        print(f"== {args.processes} processes on one card: every shard done {max(ended) - start_at:.1f} s after the "
+              f"common start")
+    if any(child.returncode for child in children):
+        raise SystemExit("a shard failed")
 
 
 def ours_on_first_document(name: str, corpus: Corpus, device: str, options: dict) -> tuple[list, object, float]:
@@ -344,7 +474,21 @@ def main() -> int:
     parser.add_argument("--compat-texts", type=int, default=60,
                         help="unique texts for the --compat authors InfoLM timing (0: skip)")
     parser.add_argument("--peak-tflops", type=float, help="the card's peak bf16 TFLOP/s if not in the table")
+    parser.add_argument("--batch-tokens", type=int, help="padded tokens per model batch (default: the measure's)")
+    parser.add_argument("--parity-docs", type=int, default=0,
+                        help="CPU float32 vs GPU float32 and bf16 on this many documents' pairs (0: skip)")
+    parser.add_argument("--end-to-end-only", action="store_true",
+                        help="only one run_scores call with every measure (a PENS-size corpus: --docs 3840)")
+    parser.add_argument("--shard", help="i/N: only the documents whose index mod N is i")
+    parser.add_argument("--processes", type=int, default=0,
+                        help="N end-to-end shards at once on this machine's card (several workers on one GPU)")
+    parser.add_argument("--process-start-delay", type=float, default=60.0,
+                        help="seconds the --processes shards get to build their models before the common start")
+    parser.add_argument("--start-at", type=float, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.processes:
+        processes(args)
+        return 0
     import torch
 
     from metaeval.core.measures.neural import resolve_device
@@ -353,12 +497,22 @@ def main() -> int:
     print(f"machine: {platform.node()} {platform.machine()}, {torch.get_num_threads()} torch threads, "
           f"torch {torch.__version__}, device {device}"
           + (f" ({torch.cuda.get_device_name(0)})" if device.startswith("cuda") else ""))
-    with tempfile.TemporaryDirectory() as folder:
+    with model_folder() as folder:
         mlm, encoder, words = build_models(Path(folder), args.config)
         corpus = make_corpus(words, args.docs)
-        print(f"config {args.config} ({CONFIGS[args.config]}), dtype {args.dtype}, batch size {args.batch_size}")
+        if args.shard:
+            index, count = (int(part) for part in args.shard.split("/"))
+            corpus = Corpus(corpus.documents[index::count], corpus.systems, source=f"shard {args.shard}")
+        print(f"config {args.config} ({CONFIGS[args.config]}), dtype {args.dtype}, batch size {args.batch_size}, "
+              f"batch tokens {args.batch_tokens or 'default'}")
+        models = {"infolm": mlm, "bertscore": encoder}
+        if args.end_to_end_only:
+            end_to_end(args, models, corpus, device)
+            return 0
         for name in [part.strip() for part in args.measures.split(",") if part.strip()]:
-            bench_measure(name, args, mlm if name == "infolm" else encoder, corpus, device)
+            bench_measure(name, args, models[name], corpus, device)
+        if args.parity_docs:
+            parity(args, models, corpus, device)
     return 0
 
 

@@ -415,7 +415,8 @@ def add_scoring_arguments(parser: argparse.ArgumentParser, *, measures: str = "r
     neural.add_argument(
         "--measure-option", action="append", metavar="NAME.KEY=VALUE",
         help="any other option, repeatable: infolm.temperature, infolm.max_length, infolm.idf, infolm.alpha, "
-        "infolm.beta, infolm.batch_size, bertscore.layer, bertscore.idf, bertscore.baseline (CSV), ...",
+        "infolm.beta, infolm.batch_size, infolm.batch_tokens (padded tokens per model batch), bertscore.layer, "
+        "bertscore.idf, bertscore.baseline (CSV), ...",
     )
 
 

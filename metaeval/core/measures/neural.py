@@ -55,6 +55,8 @@ BERTSCORE_LAYERS = {
     "roberta-large": 17,
     "microsoft/deberta-xlarge-mnli": 40,
 }
+#: padded tokens per model batch on a GPU unless ``batch_tokens`` says otherwise (README, GPU figures)
+GPU_BATCH_TOKENS = 65536
 #: pairs handled per step; texts of one step are encoded together (bounded memory for any corpus size)
 PAIR_CHUNK = 4096
 #: BERTScore pair batches: at most this many embedding floats (both sides, padded) at once (16M = 64 MB)
@@ -115,6 +117,7 @@ class NeuralMeasure(Measure):
         max_length: int | None = None,
         idf: bool = False,
         batch_size: int = 64,
+        batch_tokens: int | None = None,
         device: str = "auto",
         dtype: str = "float32",
     ) -> None:
@@ -125,6 +128,9 @@ class NeuralMeasure(Measure):
         if batch_size < 1:
             raise ValueError("batch_size must be at least 1")
         self.batch_size = int(batch_size)
+        if batch_tokens is not None and batch_tokens < 1:
+            raise ValueError("batch_tokens must be at least 1")
+        self.batch_tokens = batch_tokens
         self.device_request = device
         if dtype not in TORCH_DTYPES:
             raise ValueError(f"dtype must be one of {', '.join(TORCH_DTYPES)}, not {dtype!r}")
@@ -209,6 +215,20 @@ class NeuralMeasure(Measure):
         if isinstance(model_max, int) and 0 < model_max < limit:
             return model_max
         return limit
+
+    @property
+    def on_gpu(self) -> bool:
+        self.prepare()
+        return self.device.startswith("cuda")
+
+    @property
+    def token_budget(self) -> int:
+        """Padded tokens per model batch: ``batch_tokens`` if set, else batch_size x 128 on a CPU and
+        :data:`GPU_BATCH_TOKENS` on a GPU (large batches keep a GPU's tensor cores busy; on a CPU the
+        batching decides float32 rounding, so it stays what the golden tests were computed with)."""
+        if self.batch_tokens is not None:
+            return int(self.batch_tokens)
+        return GPU_BATCH_TOKENS if self.on_gpu else self.batch_size * 128
 
     def _autocast(self) -> Any:
         import torch
@@ -363,6 +383,7 @@ class InfoLM(NeuralMeasure):
         alpha: float = 1.0,
         beta: float = 1.0,
         batch_size: int = 64,
+        batch_tokens: int | None = None,
         device: str = "auto",
         dtype: str = "float32",
     ) -> None:
@@ -371,7 +392,8 @@ class InfoLM(NeuralMeasure):
                 raise ValueError("infolm compat uses the authors' settings (T=0.25, idf off, alpha=beta=1, float32)")
             max_length = 20 if max_length is None else max_length
         super().__init__(
-            compat=compat, model=model, max_length=max_length, idf=idf, batch_size=batch_size, device=device,
+            compat=compat, model=model, max_length=max_length, idf=idf, batch_size=batch_size,
+            batch_tokens=batch_tokens, device=device,
             dtype=dtype,
         )
         if temperature <= 0:
@@ -455,43 +477,73 @@ class InfoLM(NeuralMeasure):
         return self.model(input_ids=input_ids, attention_mask=attention).logits[rows, positions]
 
     def _encode(self, texts: Sequence[str]) -> list[np.ndarray]:
+        """Every content position of every text masked in turn, in batches (:meth:`_masked_batches`); the head's
+        softmax(logits / T) at the masked position summed per text in float64 with the weights g_k."""
         if self.compat:
             return self._encode_as_torchmetrics(texts)
         import torch
 
         ids_list = self.tokenize(texts)
+        vocab = int(self.model.config.vocab_size)
+        total = torch.zeros((len(texts), vocab), dtype=torch.float64, device=self.device)
+        weight_sum = torch.zeros(len(texts), dtype=torch.float64, device=self.device)
+        with torch.inference_mode(), self._autocast():
+            for input_ids, attention, positions, weights, targets in self._masked_batches(ids_list):
+                logits = self._masked_logits(input_ids, attention, positions)
+                probs = torch.softmax(logits.float() / self.temperature, dim=-1).double()
+                total.index_add_(0, targets, probs * weights[:, None])
+                weight_sum.index_add_(0, targets, weights)
+        distributions = (total / weight_sum[:, None]).float().cpu().numpy()
+        return list(distributions)
+
+    def _masked_batches(self, ids_list: list[list[int]]) -> Iterator[tuple[Any, Any | None, Any, Any, Any]]:
+        """(input_ids, attention or None, masked positions, weights, text indices) on the device, batch by batch.
+
+        The masked copies (text, position) are sorted by text length (stable: one text's copies stay together).
+        On a CPU they go in batches of at most ``batch_size`` copies and batch_size x 128 padded tokens, as the
+        golden values were computed. On a GPU a batch holds copies of one length only, up to ``token_budget``
+        tokens, so nothing is padded, no attention mask is needed and the tensor cores get large products; the
+        inputs are built with tensor indexing in pinned memory and copied without waiting, so the next batch is
+        prepared while the GPU runs the last one."""
+        import torch
+
         mask_id = int(self.tokenizer.mask_token_id)
         pad_id = int(self.tokenizer.pad_token_id or 0)
+        lengths = torch.tensor([len(ids) for ids in ids_list], dtype=torch.long)
+        width = int(lengths.max()) if len(ids_list) else 0
+        padded = torch.full((len(ids_list), width), pad_id, dtype=torch.long)
+        for row, ids in enumerate(ids_list):
+            padded[row, : len(ids)] = torch.tensor(ids, dtype=torch.long)
         jobs: list[tuple[int, int, float]] = []  # (text, position, weight)
         for text_index, ids in enumerate(ids_list):
             weights = self.idf_weights(ids)
             for position, token in enumerate(ids):
                 if token not in self._special:
                     jobs.append((text_index, position, float(weights[position])))
-        jobs.sort(key=lambda job: len(ids_list[job[0]]))  # stable: one text's positions stay together
-        id_tensors = [torch.tensor(ids, dtype=torch.long) for ids in ids_list]
-        vocab = int(self.model.config.vocab_size)
-        total = torch.zeros((len(texts), vocab), dtype=torch.float64, device=self.device)
-        weight_sum = torch.zeros(len(texts), dtype=torch.float64, device=self.device)
-        with torch.inference_mode(), self._autocast():
-            for batch in _batches(jobs, [len(ids_list[text]) for text, _, _ in jobs], self.batch_size):
-                width = max(len(ids_list[text]) for text, _, _ in batch)
-                input_ids = torch.full((len(batch), width), pad_id, dtype=torch.long)
-                attention = torch.zeros((len(batch), width), dtype=torch.long)
-                for row, (text, position, _) in enumerate(batch):
-                    ids = id_tensors[text]
-                    input_ids[row, : len(ids)] = ids
-                    input_ids[row, position] = mask_id
-                    attention[row, : len(ids)] = 1
-                positions = torch.tensor([position for _, position, _ in batch], device=self.device)
-                logits = self._masked_logits(input_ids.to(self.device), attention.to(self.device), positions)
-                probs = torch.softmax(logits.float() / self.temperature, dim=-1).double()
-                weights = torch.tensor([w for _, _, w in batch], dtype=torch.float64, device=self.device)
-                targets = torch.tensor([text for text, _, _ in batch], device=self.device)
-                total.index_add_(0, targets, probs * weights[:, None])
-                weight_sum.index_add_(0, targets, weights)
-        distributions = (total / weight_sum[:, None]).float().cpu().numpy()
-        return list(distributions)
+        jobs.sort(key=lambda job: len(ids_list[job[0]]))
+        job_lengths = [len(ids_list[text]) for text, _, _ in jobs]
+        by_length = self.on_gpu
+        if by_length:
+            batches = _batches(jobs, job_lengths, self.token_budget, budget=self.token_budget, same_length=True)
+        else:
+            batches = _batches(jobs, job_lengths, self.batch_size, budget=self.token_budget)
+        pinned = self.device.startswith("cuda")
+
+        def send(tensor: Any) -> Any:
+            return tensor.pin_memory().to(self.device, non_blocking=True) if pinned else tensor.to(self.device)
+
+        for batch in batches:
+            rows = torch.tensor([text for text, _, _ in batch], dtype=torch.long)
+            positions = torch.tensor([position for _, position, _ in batch], dtype=torch.long)
+            batch_width = int(lengths[rows].max())
+            input_ids = padded[rows, :batch_width]
+            input_ids[torch.arange(len(batch)), positions] = mask_id
+            full = bool((lengths[rows] == batch_width).all())
+            attention = None
+            if not (by_length and full):
+                attention = send((torch.arange(batch_width)[None, :] < lengths[rows][:, None]).long())
+            weights = torch.tensor([w for _, _, w in batch], dtype=torch.float64)
+            yield send(input_ids), attention, send(positions), send(weights), send(rows)
 
     def _encode_as_torchmetrics(self, texts: Sequence[str]) -> list[np.ndarray]:
         """compat: each text's distribution with torchmetrics' own shapes and arithmetic (``_get_batch_distribution``
@@ -613,13 +665,15 @@ class BertScore(NeuralMeasure):
         idf: bool = False,
         baseline: str | None = None,
         batch_size: int = 64,
+        batch_tokens: int | None = None,
         device: str = "auto",
         dtype: str = "float32",
     ) -> None:
         if compat and (idf or baseline):
             raise ValueError("bertscore compat uses the authors' settings (idf off, no baseline)")
         super().__init__(
-            compat=compat, model=model, max_length=max_length, idf=idf, batch_size=batch_size, device=device,
+            compat=compat, model=model, max_length=max_length, idf=idf, batch_size=batch_size,
+            batch_tokens=batch_tokens, device=device,
             dtype=dtype,
         )
         self.requested_layer = layer
@@ -740,7 +794,8 @@ class BertScore(NeuralMeasure):
         order = sorted(range(len(texts)), key=lambda index: len(ids_list[index]))
         out: list[tuple[np.ndarray, np.ndarray]] = [None] * len(texts)  # type: ignore[list-item]
         with torch.inference_mode(), self._autocast():
-            for batch in _batches(order, [len(ids_list[index]) for index in order], self.batch_size):
+            size = self.token_budget if self.on_gpu else self.batch_size  # a GPU: as many texts as the budget
+            for batch in _batches(order, [len(ids_list[index]) for index in order], size, budget=self.token_budget):
                 width = max(len(ids_list[index]) for index in batch)
                 input_ids = torch.full((len(batch), width), pad_id, dtype=torch.long)
                 attention = torch.zeros((len(batch), width), dtype=torch.long)
@@ -822,17 +877,20 @@ class BertScore(NeuralMeasure):
         return 1.0 - f1
 
 
-def _batches(items: Sequence[Any], lengths: Sequence[int], size: int, budget: int | None = None) -> list[list[Any]]:
+def _batches(
+    items: Sequence[Any], lengths: Sequence[int], size: int, budget: int | None = None, same_length: bool = False
+) -> list[list[Any]]:
     """Consecutive batches of ``items`` (sorted by length) with at most ``size`` items and at most ``budget``
     padded tokens (items x longest length; default ``size`` x 128), so long texts go in smaller batches and
-    short ones are not padded to a long one."""
+    short ones are not padded to a long one; ``same_length``: a batch never mixes lengths (nothing padded)."""
     budget = budget if budget is not None else size * 128
     out: list[list[Any]] = []
     current: list[Any] = []
     longest = 0
     for item, length in zip(items, lengths):
         wider = max(longest, length)
-        if current and (len(current) >= size or wider * (len(current) + 1) > budget):
+        new_length = same_length and bool(current) and length != longest
+        if current and (new_length or len(current) >= size or wider * (len(current) + 1) > budget):
             out.append(current)
             current, wider = [], length
         current.append(item)
