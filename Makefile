@@ -6,14 +6,14 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install browser migrate demo run test test-postgres report-demo bench bench-neural clean
+.PHONY: install browser migrate demo run test test-postgres lint report-demo bench bench-neural clean
 
 install: $(STAMP)
 
-$(STAMP): requirements.txt
+$(STAMP): requirements.txt requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -r requirements.txt
+	$(PY) -m pip install --quiet -r requirements-dev.txt
 	touch $(STAMP)
 
 # Debian's chromium drives the browser test (Playwright uses /usr/bin/chromium, never its own download).
@@ -40,6 +40,11 @@ run: demo
 
 test: install browser wordnet plotly
 	$(PY) -m pytest
+
+# style (ruff, pyproject.toml) and types (mypy with django-stubs); CI runs this before the tests
+lint: install
+	$(VENV)/bin/ruff check .
+	DEBUG=1 $(VENV)/bin/mypy .
 
 test-postgres: install browser wordnet plotly
 	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres} $(PY) -m pytest

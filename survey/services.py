@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import timedelta
 
 from django.db import IntegrityError, transaction

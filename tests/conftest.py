@@ -22,7 +22,9 @@ def build_dataset(*, name: str = "tiny", docs: int = 3, readers: int = 3, system
             dataset=dataset, external_id=f"N{d}", headline=f"Headline {d}", body=f"Body of article {d}. " * 20
         )
         for r in reader_objs:
-            Summary.objects.create(document=doc, reader=r, system=user, text=f"gold headline {d} written by reader {r.external_id}")
+            Summary.objects.create(
+                document=doc, reader=r, system=user, text=f"gold headline {d} written by reader {r.external_id}"
+            )
             for s in sys_objs:
                 Summary.objects.create(
                     document=doc, reader=r, system=s, text=f"output {d} for reader {r.external_id} variant {s.pk}"
@@ -75,7 +77,8 @@ def complete_questionnaires(study, answers, participants: int = 1) -> list:
             except survey_services.NoQuestionnaireAvailable:
                 break
             survey_services.ratings_submit(
-                assignment_public_id=assignment.public_id, participant=participant,
+                assignment_public_id=assignment.public_id,
+                participant=participant,
                 values=answers(assignment, index),
             )
     return done

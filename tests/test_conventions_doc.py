@@ -18,7 +18,7 @@ def sources() -> list[Path]:
 def sections() -> dict[int, str]:
     """Section number -> its text, from the ``## N. Title`` headings."""
     parts = re.split(r"^## (\d+)\. ", DOC.read_text(encoding="utf-8"), flags=re.MULTILINE)
-    return {int(number): text for number, text in zip(parts[1::2], parts[2::2])}
+    return {int(number): text for number, text in zip(parts[1::2], parts[2::2], strict=False)}
 
 
 def test_every_cited_section_exists() -> None:

@@ -83,7 +83,7 @@ class DistanceCache:
         return values, found
 
     def put(self, keys: Sequence[bytes], values: Sequence[float]) -> None:
-        rows = [(key, None if math.isnan(value) else float(value)) for key, value in zip(keys, values)]
+        rows = [(key, None if math.isnan(value) else float(value)) for key, value in zip(keys, values, strict=True)]
         with self._db:
             self._db.executemany("INSERT OR REPLACE INTO distance (key, value) VALUES (?, ?)", rows)
 

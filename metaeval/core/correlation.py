@@ -126,7 +126,8 @@ def correlate(x: Sequence[float], y: Sequence[float]) -> Correlation:
     ys = [_as_float(v) for v in y]
     if len(xs) != len(ys):
         raise ValueError(f"x and y differ in length ({len(xs)} and {len(ys)})")
-    dropped = tuple(i for i, (a, b) in enumerate(zip(xs, ys)) if not (math.isfinite(a) and math.isfinite(b)))
+    pairs = enumerate(zip(xs, ys, strict=True))
+    dropped = tuple(i for i, (a, b) in pairs if not (math.isfinite(a) and math.isfinite(b)))
     skip = set(dropped)
     a = np.array([v for i, v in enumerate(xs) if i not in skip], dtype=np.float64)
     b = np.array([v for i, v in enumerate(ys) if i not in skip], dtype=np.float64)
@@ -183,8 +184,13 @@ class GridCell:
         dropped: object = list(self.dropped)
         if flat:
             systems, dropped = ";".join(self.systems), ";".join(self.dropped)
-        return {"auto_measure": self.auto_measure, "hj_measure": self.hj_measure, **corr,
-                "systems": systems, "dropped": dropped}
+        return {
+            "auto_measure": self.auto_measure,
+            "hj_measure": self.hj_measure,
+            **corr,
+            "systems": systems,
+            "dropped": dropped,
+        }
 
 
 def correlation_grid(

@@ -152,7 +152,7 @@ def evaluate(measure: Measure, pairs: Sequence[TextPair], *, workers: int | None
     _FORK_WORK = (measure, ordered)
     try:
         with multiprocessing.get_context("fork").Pool(workers) as pool:
-            parts = pool.map(_work_slice, list(zip(bounds[:-1], bounds[1:])), chunksize=1)
+            parts = pool.map(_work_slice, list(zip(bounds[:-1], bounds[1:], strict=True)), chunksize=1)
     finally:
         _FORK_WORK = None
     result = np.empty(len(pairs))
@@ -200,7 +200,7 @@ def compute(
         if cache is not None:
             cache.put([keys[index] for index in missing_index], computed.tolist())
     stats.seconds = time.perf_counter() - started
-    return dict(zip(pairs, values.tolist())), stats
+    return dict(zip(pairs, values.tolist(), strict=True)), stats
 
 
 def corpus_doc_pairs(plan: Plan, system: str, distance: dict[TextPair, float]) -> list[DocPairs]:

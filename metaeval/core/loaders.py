@@ -173,7 +173,7 @@ def load_ratings(path: str | Path, *, file: str | None = None, scale: tuple[floa
             if len(fields) != len(header):
                 problems.add(file, start, f"expected {len(header)} fields as in the header, found {len(fields)}")
                 continue
-            numbered.append((start, dict(zip(header, fields))))
+            numbered.append((start, dict(zip(header, fields, strict=True))))
     except csv.Error as exc:
         problems.add(file, reader.line_num, f"invalid CSV: {exc}")
         problems.raise_if_any()
@@ -211,7 +211,7 @@ def ratings_from_rows(
             raise ValueError(f"lines has {len(numbers)} entries for {len(rows)} rows")
     problems = Problems()
     name = source or "<rows>"
-    ratings = _collect_ratings(zip(numbers, rows), name, low, high, problems)
+    ratings = _collect_ratings(zip(numbers, rows, strict=True), name, low, high, problems)
     problems.raise_if_any()
     return RatingTable(rows=tuple(ratings), source=source, scale_min=low, scale_max=high)
 

@@ -165,7 +165,8 @@ def weighted_softmax(pairs: Mapping[Pair, float], doc: Mapping[str, float]) -> d
 
 
 def proportion(y: float, x: float) -> float:
-    """p = (min(Y, X) + eps) / (max(Y, X) + eps) with Python's min/max, Y first (sec. 4.4); 0 if the denominator is 0."""
+    """p = (min(Y, X) + eps) / (max(Y, X) + eps) with Python's min/max, Y first (sec. 4.4); 0 if the
+    denominator is 0."""
     denominator = max(y, x) + PAIR_EPSILON
     if denominator == 0.0:
         return 0.0
@@ -199,11 +200,7 @@ def _group(rows: Sequence[Row]) -> dict[str, dict[str, list[float]]]:
 
 def reader_degress(rows: Sequence[Row]) -> dict[tuple[str, str], float]:
     """DEGRESS_j per (doc, j): NaN-skipping mean of p over that reader's rows (sec. 4.5)."""
-    return {
-        (doc_id, j): nanmean(values)
-        for doc_id, readers in _group(rows).items()
-        for j, values in readers.items()
-    }
+    return {(doc_id, j): nanmean(values) for doc_id, readers in _group(rows).items() for j, values in readers.items()}
 
 
 def egises_from_rows(rows: Sequence[Row]) -> tuple[float, dict[str, float]]:
@@ -271,7 +268,8 @@ def perseval_from_rows(
 
 
 def p_acc(accuracy_distance_mean: float, egises: float, *, alpha: float = 0.5, beta: float = 1.0) -> float:
-    """P-Acc (eq. 3): Score_Acc * (1 - alpha * f_sig(beta * EGISES) / Score_Acc), Score_Acc = 1 - mean accuracy distance.
+    """P-Acc (eq. 3): Score_Acc * (1 - alpha * f_sig(beta * EGISES) / Score_Acc), Score_Acc = 1 - mean accuracy
+    distance.
 
     f_sig is the logistic sigmoid. Written as the algebraically equal Score_Acc - alpha * f_sig(beta * EGISES),
     which stays defined when Score_Acc = 0.
@@ -294,7 +292,9 @@ def score_system(docs: Iterable[DocPairs], params: Params = Params()) -> SystemS
     return score_rows(rows, accuracy, params)
 
 
-def score_rows(rows: Sequence[Row], accuracy: Mapping[tuple[str, str], float], params: Params = Params()) -> SystemScore:
+def score_rows(
+    rows: Sequence[Row], accuracy: Mapping[tuple[str, str], float], params: Params = Params()
+) -> SystemScore:
     """System values from a set of rows (all rows, or a sample of them as in sec. 8)."""
     degress, doc_values = egises_from_rows(rows)
     perseval, pooled_accuracy, documents, readers = perseval_from_rows(rows, accuracy, params)

@@ -62,7 +62,7 @@ from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from statistics import median
-from typing import Literal, Union, overload
+from typing import Literal, overload
 
 import numpy as np
 from scipy import stats
@@ -93,7 +93,7 @@ NAN = float("nan")
 
 #: Units (items) mapped to their ratings: ``{rater: value}`` or a plain collection of values. ``None``/NaN
 #: values are missing. Or a reliability matrix: raters x units, NaN for missing (as the ``krippendorff`` package).
-ReliabilityData = Union[Mapping[Hashable, Union[Mapping[Hashable, object], Iterable[object]]], Sequence, np.ndarray]
+ReliabilityData = Mapping[Any, Mapping[Any, object] | Iterable[object]] | Sequence[Any] | np.ndarray
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -363,7 +363,7 @@ def _observations(rows: RatingTable | Iterable[Mapping[str, object]], scale: tup
         extras = list(rows)
         ratings = ratings_from_rows(extras, scale=scale).rows
     out: list[_Obs] = []
-    for index, (rating, extra) in enumerate(zip(ratings, extras)):
+    for index, (rating, extra) in enumerate(zip(ratings, extras, strict=True)):
         line = rating.line or index + 1
         study = "" if _blank(extra.get("study")) else str(extra["study"])
         item = (rating.doc_id, rating.system, rating.uid1, rating.uid2)
@@ -654,11 +654,11 @@ def overall_report(
     are present.
 
     ``identical`` (item -> whether it compares a text with itself, or the :class:`Corpus` to read that from with
-    :func:`identical_text_items`) adds ``"texts"`` to the whole and to each study: ``{"different": {...}, "identical": {...}, "quote": ...,
-    "n_unknown_texts": ...}``, the same summary on the units comparing two different texts and on those
-    comparing a text with itself (rated "almost same" by anyone who reads them, so they inflate agreement), and
-    which alpha to quote: ``"different"`` when it is defined, else ``"all"``. Ratings of items missing from
-    ``identical`` enter neither group and are counted in ``n_unknown_texts``.
+    :func:`identical_text_items`) adds ``"texts"`` to the whole and to each study: ``{"different": {...},
+    "identical": {...}, "quote": ..., "n_unknown_texts": ...}``, the same summary on the units comparing two
+    different texts and on those comparing a text with itself (rated "almost same" by anyone who reads them, so they
+    inflate agreement), and which alpha to quote: ``"different"`` when it is defined, else ``"all"``. Ratings of
+    items missing from ``identical`` enter neither group and are counted in ``n_unknown_texts``.
     """
     _check_level(level)
     _check_boot(n_boot, confidence)

@@ -247,7 +247,7 @@ def _softmax_side(
             total = np.float64(0.0)
             for value in exps:
                 total = total + value
-            for (k, sigma), value in zip(members, exps):
+            for (k, sigma), value in zip(members, exps, strict=True):
                 if simplified:
                     values[(j, k)] = float(sigma)
                 else:
@@ -595,7 +595,12 @@ def reference_sampled_scores(
         )
         canonical = [(index, row) for index, document in enumerate(documents) for row in document["rows"]]
 
-        def recompute(which: str) -> tuple[list[dict[str, Any]], int]:
+        def recompute(
+            which: str,
+            system: str = system,
+            canonical: list[tuple[int, Any]] = canonical,
+            documents: list[dict[str, Any]] = documents,
+        ) -> tuple[list[dict[str, Any]], int]:
             picked = sorted(int(i) for i in draw(system, which, len(canonical)))
             kept: dict[int, list[tuple[str, str, float]]] = {}
             for position in picked:

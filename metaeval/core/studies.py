@@ -582,7 +582,7 @@ def _paper_stability(
             delta_bias = _quiet(np.nanstd, level_means)
             delta_variance = _quiet(np.nanvar, level_means)
             delta = _quiet(np.nanmax, [delta_bias, delta_variance])
-            for item, (mean, bias, variance) in zip(per_level, stats):
+            for item, (mean, bias, variance) in zip(per_level, stats, strict=True):
                 out.append({
                     "definition": "paper", "measure": label, "system": system, "level": item["level"],
                     "samples": samples, "seed": seed, "draw_seeds": item["seeds"], "documents": total,
@@ -767,7 +767,7 @@ def average_ranks(values: Mapping[str, float], *, higher_is_better: bool) -> dic
     finite = {system: float(value) for system, value in values.items() if _finite(value)}
     sign = -1.0 if higher_is_better else 1.0
     ranked = rankdata([sign * value for value in finite.values()], method="average")
-    return dict(zip(finite, (float(rank) for rank in ranked)))
+    return dict(zip(finite, (float(rank) for rank in ranked), strict=True))
 
 
 def borda_sums(rank_maps: Sequence[Mapping[str, float]]) -> dict[str, float]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from metaeval.core.fileio import Problems
+from metaeval.core.fileio import Problems, iter_json_values, json_type, read_text, string_fields
 from survey.importers.records import (
     MAX_KEY_LENGTH,
     DatasetRecords,
@@ -17,7 +17,6 @@ from survey.importers.records import (
     ReaderRecord,
     SummaryRecord,
 )
-from metaeval.core.fileio import iter_json_values, json_type, read_text, string_fields
 from survey.models import REFERENCE_SYSTEM as REFERENCE
 
 MSD = 'field "m_summary_dict"'

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from metaeval.core.fileio import Problems
+from metaeval.core.fileio import Problems, iter_lines
 from survey.importers.records import (
     MAX_KEY_LENGTH,
     DatasetRecords,
@@ -16,7 +16,6 @@ from survey.importers.records import (
     ReaderRecord,
     SummaryRecord,
 )
-from metaeval.core.fileio import iter_lines
 from survey.models import REFERENCE_SYSTEM
 
 NEWS_COLUMNS = ["News ID", "Category", "Topic", "Headline", "News body", "Title entity", "Entity content"]
@@ -56,7 +55,7 @@ def parse_pens(news_path: str | Path, test_path: str | Path) -> DatasetRecords:
         out.readers.append(ReaderRecord(external_id=user.user_id, history=user.history))
         out.summaries.extend(
             SummaryRecord(doc_id=news_id, reader_id=user.user_id, system=REFERENCE_SYSTEM, text=title, line=user.line)
-            for news_id, title in zip(user.news_ids, user.titles)
+            for news_id, title in zip(user.news_ids, user.titles, strict=True)
         )
     return out
 
@@ -103,7 +102,7 @@ def _parse_test(path: Path, file: str, problems: Problems) -> list[_User]:
                 f'titles separated by "{TITLE_SEPARATOR}" (user "{user_id}")',
             )
         else:
-            for number, (news_id, title) in enumerate(zip(news_ids, titles), 1):
+            for number, (news_id, title) in enumerate(zip(news_ids, titles, strict=True), 1):
                 if not title:
                     problems.add(
                         file,

@@ -12,9 +12,8 @@ from collections.abc import Iterator, Set
 from pathlib import Path
 from typing import Literal
 
-from metaeval.core.fileio import Problems
+from metaeval.core.fileio import Problems, iter_json_values, json_type, read_text
 from survey.importers.records import MAX_KEY_LENGTH, SummaryRecord
-from metaeval.core.fileio import iter_json_values, json_type, read_text
 from survey.models import REFERENCE_SYSTEM
 
 COLUMNS = ("doc_id", "reader_id", "system", "text")
@@ -127,7 +126,7 @@ def _csv_rows(text: str, file: str, problems: Problems) -> Iterator[tuple[int, d
         if len(row) != len(header):
             problems.add(file, start, f"expected {len(header)} comma-separated columns, found {len(row)}")
             continue
-        yield start, {key: value.strip() if key != "text" else value for key, value in zip(header, row)}
+        yield start, {key: value.strip() if key != "text" else value for key, value in zip(header, row, strict=True)}
 
 
 def _json_rows(text: str, file: str, fmt: Format, problems: Problems) -> Iterator[tuple[int, dict[str, object]]]:

@@ -2,9 +2,10 @@
 
 import django.core.validators
 import django.db.models.deletion
-import survey.models
 from django.conf import settings
 from django.db import migrations, models
+
+import survey.models
 
 
 class Migration(migrations.Migration):

@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 from metaeval.cli import main
-from tests.metaeval.core.measures import tiny_models
 from tests.metaeval.core.test_neural_pipeline import SYSTEMS, write_corpus
 
 ROOT = Path(__file__).resolve().parents[2]

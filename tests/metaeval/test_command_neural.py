@@ -17,9 +17,7 @@ from django.core.management import CommandError, call_command
 
 from metaeval import cli
 from metaeval.models import MetaevalRun
-from tests.metaeval.core.measures import tiny_models
 from tests.metaeval.core.test_neural_pipeline import SYSTEMS, write_corpus
-
 
 DATASET = "neural"
 
@@ -60,14 +58,24 @@ def test_bertscore_run_stores_the_model(stored, tiny_encoder64):
     assert run.unavailable == {}
     assert [(row["system"], row["measure"]) for row in run.scores] == [(system, "bertscore") for system in SYSTEMS]
     assert all(math.isfinite(row["perseval"]) for row in run.scores)
-    assert run.parameters["measure_options"] == {"bertscore": {"model": str(tiny_encoder64), "device": "cpu", "layer": 1}}
+    assert run.parameters["measure_options"] == {
+        "bertscore": {"model": str(tiny_encoder64), "device": "cpu", "layer": 1}
+    }
     printed = list(csv.DictReader(io.StringIO(out)))
     assert [float(row["perseval"]) for row in printed] == [row["perseval"] for row in run.scores]
 
 
 def test_unavailable_model_is_stored_when_skipping(stored):
-    run_command("--dataset", stored, "--measures", "rouge_l,infolm", "--infolm-model", "/nonexistent",
-                "--skip-unavailable", "--no-cache")
+    run_command(
+        "--dataset",
+        stored,
+        "--measures",
+        "rouge_l,infolm",
+        "--infolm-model",
+        "/nonexistent",
+        "--skip-unavailable",
+        "--no-cache",
+    )
     run = MetaevalRun.objects.get()
     assert run.status == "done"
     assert list(run.unavailable) == ["infolm"]
@@ -90,10 +98,26 @@ def test_bad_measure_option_is_a_command_error(stored):
 
 
 def test_database_run_prints_what_the_cli_prints_on_the_file(stored, corpus_file, tiny_mlm, tiny_encoder64, tmp_path):
-    scoring = ["--measures", "infolm,bertscore", "--infolm-model", str(tiny_mlm), "--bertscore-model", str(tiny_encoder64),
-               "--measure-option", "infolm.max_length=64", "--measure-option", "infolm.temperature=0.5",
-               "--measure-option", "bertscore.layer=2", "--measure-option", "bertscore.idf=true", "--device", "cpu",
-               "--beta", "1.7"]
+    scoring = [
+        "--measures",
+        "infolm,bertscore",
+        "--infolm-model",
+        str(tiny_mlm),
+        "--bertscore-model",
+        str(tiny_encoder64),
+        "--measure-option",
+        "infolm.max_length=64",
+        "--measure-option",
+        "infolm.temperature=0.5",
+        "--measure-option",
+        "bertscore.layer=2",
+        "--measure-option",
+        "bertscore.idf=true",
+        "--device",
+        "cpu",
+        "--beta",
+        "1.7",
+    ]
     out, _ = run_command("--dataset", stored, *scoring, "--cache-dir", str(tmp_path / "command-cache"))
     expected = run_cli(str(corpus_file), *scoring, "--no-cache")
     assert out == expected
@@ -104,7 +128,8 @@ def test_database_run_prints_what_the_cli_prints_on_the_file(stored, corpus_file
 
     # and the stored run is the CLI's JSON document
     run = MetaevalRun.objects.get()
-    document = json.loads(run_cli(str(corpus_file), *scoring, "--format", "json", "--cache-dir",
-                                  str(tmp_path / "cli-cache")))
+    document = json.loads(
+        run_cli(str(corpus_file), *scoring, "--format", "json", "--cache-dir", str(tmp_path / "cli-cache"))
+    )
     assert run.scores == document["scores"] and run.parameters == document["parameters"]
     assert run.measure_models == document["models"] and run.unavailable == document["unavailable"] == {}

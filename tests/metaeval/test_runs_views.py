@@ -233,7 +233,9 @@ def test_failed_run_page_shows_the_error(client, dataset):
 def test_unavailable_measures_and_models_are_listed(client, dataset):
     run = services.run_enqueue(dataset=dataset, options=RunOptions(measures=["rouge_l"]))
     MetaevalRun.objects.filter(pk=run.pk).update(
-        status="done", unavailable={"infolm": "no masked LM in the cache"}, measure_models={"bertscore": "tiny, 3 layers"}
+        status="done",
+        unavailable={"infolm": "no masked LM in the cache"},
+        measure_models={"bertscore": "tiny, 3 layers"},
     )
     html = client.get(f"/research/runs/{run.pk}/").content.decode()
     assert "no masked LM in the cache" in html and "tiny, 3 layers" in html
@@ -245,8 +247,12 @@ def test_study_progress_json_matches_the_selector(client, study):
     survey_services.assignment_claim(participant=participant)  # one questionnaire in progress
     data = client.get(f"/research/studies/{study.slug}/progress.json").json()
     progress = survey_selectors.study_progress(study)
-    assert data == {"study": study.slug, "status": study.status, **json.loads(json.dumps(asdict(progress))),
-                    "percent": progress.percent}
+    assert data == {
+        "study": study.slug,
+        "status": study.status,
+        **json.loads(json.dumps(asdict(progress))),
+        "percent": progress.percent,
+    }
     assert data["in_progress"] >= 1 and sum(data["ratings_per_system"].values()) > 0
     html = client.get(f"/research/studies/{study.slug}/").content.decode()
     assert f"/research/studies/{study.slug}/progress.json" in html and "5000" in html

@@ -88,7 +88,7 @@ def test_ratings_for_study_maps_the_export_rows(study, tmp_path):
     table = selectors.ratings_for_study(study=study)
     rows = list(ratings_export_rows(study=study))
     assert len(table) == len(rows) > 0
-    for rating, row in zip(table.rows, rows):
+    for rating, row in zip(table.rows, rows, strict=True):
         assert (rating.doc_id, rating.system, rating.uid1, rating.uid2, rating.rating, rating.rater) == (
             row["doc_id"], row["system"], row["uid1"], row["uid2"], float(row["rating"]), row["rater"]
         )

@@ -306,7 +306,9 @@ def test_subprocess_worker_processes_the_run(monkeypatch, settings):
 # manage.py metaeval_worker --------------------------------------------------------------------------------------
 
 def test_worker_once_processes_every_queued_run(dataset, cache_dir):
-    runs = [services.run_enqueue(dataset=dataset, options=lexical(aux=[], systems=[s])) for s in ("SysnameA", "SysnameB")]
+    runs = [
+        services.run_enqueue(dataset=dataset, options=lexical(aux=[], systems=[s])) for s in ("SysnameA", "SysnameB")
+    ]
     finished = services.run_execute(dataset=dataset, options=lexical(aux=[], systems=["SysnameC"]))
     out = io.StringIO()
     call_command("metaeval_worker", "--once", stdout=out, stderr=io.StringIO())

@@ -45,7 +45,9 @@ def test_changelists_search_and_filters_load(study, admin_client_logged):
     response = admin_client_logged.post(f"/admin/survey/rating/{rating.pk}/change/", {"value": 1})
     assert response.status_code == 403
     assert Rating.objects.get(pk=rating.pk).value == 4
-    assert admin_client_logged.get(f"/admin/survey/assignment/{Assignment.objects.first().pk}/change/").status_code == 200
+    assert (
+        admin_client_logged.get(f"/admin/survey/assignment/{Assignment.objects.first().pk}/change/").status_code == 200
+    )
 
 
 def test_admin_actions_generate_and_open(dataset, admin_client_logged):
@@ -53,7 +55,9 @@ def test_admin_actions_generate_and_open(dataset, admin_client_logged):
 
     study = Study.objects.create(slug="fromadmin", title="From admin", dataset=dataset, seed=5)
     study.systems.set(System.objects.exclude(name="user"))
-    admin_client_logged.post("/admin/survey/study/", {"action": "generate_questionnaires", "_selected_action": [study.pk]})
+    admin_client_logged.post(
+        "/admin/survey/study/", {"action": "generate_questionnaires", "_selected_action": [study.pk]}
+    )
     assert study.questionnaires.count() == 18
     admin_client_logged.post("/admin/survey/study/", {"action": "open_studies", "_selected_action": [study.pk]})
     study.refresh_from_db()

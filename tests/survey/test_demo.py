@@ -56,7 +56,12 @@ def test_load_demo_is_idempotent(demo_loaded):
     out = io.StringIO()
     call_command("load_demo", stdout=out)
     assert "demo study exists" in out.getvalue()
-    assert (Summary.objects.count(), Rating.objects.count(), Participant.objects.count(), Study.objects.count()) == counts
+    assert (
+        Summary.objects.count(),
+        Rating.objects.count(),
+        Participant.objects.count(),
+        Study.objects.count(),
+    ) == counts
 
 
 def test_every_participant_page_of_the_demo_is_blind(demo_loaded):

@@ -51,7 +51,7 @@ class Measure(ABC):
     def label(self) -> str:
         return f"{self.name} (authors)" if self.compat else self.name
 
-    def prepare(self) -> None:
+    def prepare(self) -> None:  # noqa: B027 - an optional hook: most measures need nothing loaded
         """Load what the measure needs (imports, data, models) once, before worker processes fork."""
 
     @abstractmethod

@@ -210,13 +210,13 @@ def _sentence_bleu(numerators: list[np.ndarray], hyp_len: np.ndarray, ref_len: n
     order = range(len(weights))
     out: list[float] = []
     append = out.append
-    for c, r, nums in zip(hyp_len.tolist(), ref_len.tolist(), zip(*(x.tolist() for x in numerators))):
+    per_order = zip(*(x.tolist() for x in numerators), strict=True)
+    for c, r, nums in zip(hyp_len.tolist(), ref_len.tolist(), per_order, strict=True):
         if nums[0] == 0:
             append(0.0)
             continue
         terms = [
-            weights[i] * log(nums[i] / (c - i if c - i > 1 else 1)) if nums[i] else weights[i] * log_min
-            for i in order
+            weights[i] * log(nums[i] / (c - i if c - i > 1 else 1)) if nums[i] else weights[i] * log_min for i in order
         ]
         bp = 1 if c > r else exp(1 - r / c)
         append(bp * exp(fsum(terms)))

@@ -189,7 +189,9 @@ class NeuralMeasure(Measure):
             import torch  # noqa: F401
             import transformers  # noqa: F401
         except ImportError as exc:  # pragma: no cover - both are pinned in requirements.txt
-            raise MeasureUnavailable(f"{self.display} needs torch and transformers ({exc}); run `make install`")
+            raise MeasureUnavailable(
+                f"{self.display} needs torch and transformers ({exc}); run `make install`"
+            ) from None
         self.device = resolve_device(self.device_request)
         self._load(self.resolved)
         self._loaded = True
@@ -283,7 +285,7 @@ class NeuralMeasure(Measure):
         keys: dict[str, bytes] = {}
         if self.cache is not None and texts:
             key_list = DistanceCache.text_keys(self.text_key, [text_digest(text) for text in texts])
-            keys = dict(zip(texts, key_list))
+            keys = dict(zip(texts, key_list, strict=True))
             blobs = self.cache.get_vectors(key_list)
             for text, key in keys.items():
                 if key in blobs:
@@ -296,9 +298,10 @@ class NeuralMeasure(Measure):
             encoded = self._encode(todo)
             self.stats["model_seconds"] += time.perf_counter() - started
             self.stats["texts_encoded"] += len(todo)
-            found.update(zip(todo, encoded))
+            found.update(zip(todo, encoded, strict=True))
             if self.cache is not None:
-                self.cache.put_vectors([(keys[text], self._pack(vector)) for text, vector in zip(todo, encoded)])
+                packed = [(keys[text], self._pack(vector)) for text, vector in zip(todo, encoded, strict=True)]
+                self.cache.put_vectors(packed)
         return [found[text] for text in texts]
 
     def distances(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
@@ -392,8 +395,13 @@ class InfoLM(NeuralMeasure):
                 raise ValueError("infolm compat uses the authors' settings (T=0.25, idf off, alpha=beta=1, float32)")
             max_length = 20 if max_length is None else max_length
         super().__init__(
-            compat=compat, model=model, max_length=max_length, idf=idf, batch_size=batch_size,
-            batch_tokens=batch_tokens, device=device,
+            compat=compat,
+            model=model,
+            max_length=max_length,
+            idf=idf,
+            batch_size=batch_size,
+            batch_tokens=batch_tokens,
+            device=device,
             dtype=dtype,
         )
         if temperature <= 0:
@@ -599,9 +607,7 @@ class InfoLM(NeuralMeasure):
         value = log_power[ib_t] / (b * (a + b)) + log_power[ia_t] / (a * (a + b)) - torch.log(cross) / (a * b)
         return value.numpy()
 
-    def _pair_distances_as_torchmetrics(
-        self, vectors: list[np.ndarray], ia: np.ndarray, ib: np.ndarray
-    ) -> np.ndarray:
+    def _pair_distances_as_torchmetrics(self, vectors: list[np.ndarray], ia: np.ndarray, ib: np.ndarray) -> np.ndarray:
         """compat: torchmetrics' ``_calculate_ab_divergence`` in float32 on (preds = a, target = b), its
         ``nan_to_num`` (NaN -> 0, +-inf -> +-float32 max), then ``round(value, 5)`` as the authors' function does.
         Row sums of a batch equal those of one pair at a time."""
@@ -672,8 +678,13 @@ class BertScore(NeuralMeasure):
         if compat and (idf or baseline):
             raise ValueError("bertscore compat uses the authors' settings (idf off, no baseline)")
         super().__init__(
-            compat=compat, model=model, max_length=max_length, idf=idf, batch_size=batch_size,
-            batch_tokens=batch_tokens, device=device,
+            compat=compat,
+            model=model,
+            max_length=max_length,
+            idf=idf,
+            batch_size=batch_size,
+            batch_tokens=batch_tokens,
+            device=device,
             dtype=dtype,
         )
         self.requested_layer = layer
@@ -887,7 +898,7 @@ def _batches(
     out: list[list[Any]] = []
     current: list[Any] = []
     longest = 0
-    for item, length in zip(items, lengths):
+    for item, length in zip(items, lengths, strict=True):
         wider = max(longest, length)
         new_length = same_length and bool(current) and length != longest
         if current and (new_length or len(current) >= size or wider * (len(current) + 1) > budget):

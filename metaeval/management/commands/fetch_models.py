@@ -37,5 +37,5 @@ class Command(BaseCommand):
             paths = fetch_models(names, cache_dir=options["cache_dir"], progress=progress)
         except ModelFetchError as exc:
             raise CommandError(str(exc)) from exc
-        for name, path in zip(names, paths):
+        for name, path in zip(names, paths, strict=True):
             self.stdout.write(f"{name}\t{path}")

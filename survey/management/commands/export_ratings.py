@@ -1,8 +1,6 @@
 """Write the ratings of completed assignments in the conventions-doc layout (CSV or JSON Lines)."""
 from __future__ import annotations
 
-import sys
-
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from survey import exporting, selectors

@@ -70,7 +70,9 @@ def test_doc_pairs_follow_permutation_order():
 
 
 def test_missing_summary_is_an_error_naming_document_and_reader_or_dropped():
-    docs = (Document("d1", "H", "B", {"r1": {"user": "a", "S": "b"}, "r2": {"user": "c"}, "r3": {"user": "d", "S": "e"}}),)
+    docs = (
+        Document("d1", "H", "B", {"r1": {"user": "a", "S": "b"}, "r2": {"user": "c"}, "r3": {"user": "d", "S": "e"}}),
+    )
     with pytest.raises(DataError, match='document "d1", reader "r2": no "S" summary'):
         plan_corpus(Corpus(docs, ("S",)))
     plan = plan_corpus(Corpus(docs, ("S",)), missing="drop")

@@ -23,7 +23,6 @@ from metaeval.core.measures.neural import BertScore, InfoLM
 from metaeval.core.measures.registry import NEURAL, REPORT_DEFAULT, get_measure, measure_option_names
 from metaeval.core.perseval import Params, score_system
 from metaeval.core.pipeline import RunOptions, run_scores
-from tests.metaeval.core.measures import tiny_models
 
 SYSTEMS = ("SysA", "SysB")
 READERS = ("U1", "U2", "U3")
@@ -124,7 +123,7 @@ def test_run_scores_uses_the_measures_own_distances(corpus, tiny_mlm, tiny_encod
     for name, values in direct.items():
         assert np.isfinite(values).all()
         assert np.ptp(values) > 1e-3  # the tiny models tell texts apart
-        expected = rescore(corpus, dict(zip(pairs, values.tolist())))
+        expected = rescore(corpus, dict(zip(pairs, values.tolist(), strict=True)))
         for row in (r for r in result.rows if r.measure == name):
             got, want = row.score, expected[row.system]
             for column in ("egises", "degress", "perseval", "accuracy", "p_acc"):
@@ -204,7 +203,7 @@ def test_cache_serves_pairs_and_text_vectors(corpus, tiny_mlm, tiny_encoder64, t
         assert stat.extra["texts_from_cache"] == len(texts)
         assert ab.scores("accuracy")["infolm"] != first.scores("accuracy")["infolm"]
         direct = InfoLM(model=str(tiny_mlm), alpha=0.5, beta=2.0, **INFOLM_OPTIONS).distances(pairs)
-        expected = rescore(corpus, dict(zip(pairs, direct.tolist())))
+        expected = rescore(corpus, dict(zip(pairs, direct.tolist(), strict=True)))
         for row in ab.rows:
             assert row.score.accuracy == pytest.approx(expected[row.system].accuracy, rel=1e-6)
 
@@ -241,7 +240,7 @@ def test_bertscore_idf_in_the_pipeline(corpus, tiny_encoder64, tmp_path):
     assert stat.extra["texts_encoded"] == 0  # idf weights pairs, not token embeddings
     assert run_idf.scores("accuracy") != run_plain.scores("accuracy")
     # the pipeline fitted idf on the run's texts: the same numbers as the measure fitted above
-    expected = rescore(corpus, dict(zip(pairs, d_idf.tolist())))
+    expected = rescore(corpus, dict(zip(pairs, d_idf.tolist(), strict=True)))
     for row in run_idf.rows:
         assert row.score.accuracy == pytest.approx(expected[row.system].accuracy, rel=1e-6)
         assert row.score.perseval == pytest.approx(expected[row.system].perseval, rel=1e-6)
@@ -281,8 +280,11 @@ def test_folder_without_config_is_unavailable(corpus, tmp_path):
 
 
 def test_encoder_without_mlm_head_is_unavailable_for_infolm(corpus, tiny_encoder64):
-    options = RunOptions(measures=["infolm"], measure_options={"infolm": {"model": str(tiny_encoder64), "device": "cpu"}},
-                         skip_unavailable=True)
+    options = RunOptions(
+        measures=["infolm"],
+        measure_options={"infolm": {"model": str(tiny_encoder64), "device": "cpu"}},
+        skip_unavailable=True,
+    )
     result = run_scores(corpus, options)
     assert result.rows == []
     assert "masked-LM head" in result.unavailable["infolm"] and "--infolm-model" in result.unavailable["infolm"]
@@ -307,8 +309,10 @@ def test_neural_measures_are_never_forked(corpus, tiny_mlm, tiny_encoder64, monk
 
     monkeypatch.setattr(engine, "PARALLEL_THRESHOLD", 1)
     monkeypatch.setattr(engine, "multiprocessing", NoFork)
-    for name, options in (("infolm", {"model": str(tiny_mlm), **INFOLM_OPTIONS}),
-                          ("bertscore", {"model": str(tiny_encoder64), **BERTSCORE_OPTIONS})):
+    for name, options in (
+        ("infolm", {"model": str(tiny_mlm), **INFOLM_OPTIONS}),
+        ("bertscore", {"model": str(tiny_encoder64), **BERTSCORE_OPTIONS}),
+    ):
         measure = get_measure(name, options=options)
         assert getattr(measure, "parallel", True) is False
         np.testing.assert_allclose(evaluate(measure, pairs, workers=4), measure.distances(pairs), rtol=1e-9)
@@ -330,7 +334,8 @@ def test_registry_options():
     for accepted in measure_option_names("infolm"):
         assert accepted in message
     assert {"model", "temperature", "alpha", "beta", "max_length", "idf", "device", "dtype"} <= set(
-        measure_option_names("infolm"))
+        measure_option_names("infolm")
+    )
     assert {"model", "layer", "baseline", "idf"} <= set(measure_option_names("bertscore"))
     assert "compat" not in measure_option_names("bertscore")
     # options are checked before any model is looked for
@@ -347,8 +352,9 @@ def test_unknown_option_fails_the_run_even_when_skipping(corpus):
 def test_corpus_in_code_matches_the_file(corpus):
     """The shared corpus file loads as the Corpus it describes (guards the helpers the other modules use)."""
     built = Corpus(
-        documents=tuple(Document(doc_id, headline, body, summaries) for doc_id, (headline, body, summaries)
-                        in DOCUMENTS.items()),
+        documents=tuple(
+            Document(doc_id, headline, body, summaries) for doc_id, (headline, body, summaries) in DOCUMENTS.items()
+        ),
         systems=SYSTEMS,
     )
     assert corpus.systems == built.systems

@@ -103,7 +103,9 @@ def test_missing_drop_equals_deleting_the_reader():
     first = corpus.documents[0]
     readers = dict(first.summaries)
     readers["gone"] = {"user": "only a user summary"}
-    with_gap = Corpus((Document(first.doc_id, first.headline, first.body, readers), *corpus.documents[1:]), corpus.systems)
+    with_gap = Corpus(
+        (Document(first.doc_id, first.headline, first.body, readers), *corpus.documents[1:]), corpus.systems
+    )
     dropped = run_scores(with_gap, RunOptions(measures=["rouge_l"], compat=True, missing="drop", workers=1))
     plain = run_scores(corpus, RunOptions(measures=["rouge_l"], compat=True, workers=1))
     assert [row.as_dict() for row in dropped.rows] == [row.as_dict() for row in plain.rows]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import csv
 import math
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import krippendorff
@@ -173,7 +173,7 @@ def test_bootstrap_interval() -> None:
 
 BASE = [1, 2, 3, 4, 5, 6, 2, 3, 5, 6, 1, 4]  # 12 items: 4 documents x 3 systems
 SYSTEMS = ("s1", "s2", "s3")
-T0 = datetime(2026, 1, 1, 10, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 1, 1, 10, 0, tzinfo=UTC)
 
 
 def crafted_rows() -> list[dict[str, object]]:
@@ -220,7 +220,7 @@ def test_rater_report_on_crafted_rows() -> None:
     assert c["spearman_with_others"] < -0.5
     assert a["spearman_with_others"] > 0 and report["B"]["spearman_with_others"] > 0
     # Mean absolute deviation for A on item 0: A=1, others B=1, C=6, D=3 -> mean 10/3 -> |1 - 10/3| = 7/3.
-    others = [(b + (7 - x) + dd) / 3 for x, b, dd in zip(BASE, report_values("B"), report_values("D"))]
+    others = [(b + (7 - x) + dd) / 3 for x, b, dd in zip(BASE, report_values("B"), report_values("D"), strict=True)]
     assert a["mad_from_others"] == pytest.approx(np.mean(np.abs(np.subtract(BASE, others))))
     # Leaving C out raises alpha the most; leaving A or B out lowers it.
     alpha = overall_report(rows, n_boot=10)["alpha"]
@@ -268,9 +268,9 @@ def test_straight_lining_and_shown_order() -> None:
 
 def test_time_on_task_from_iso_strings() -> None:
     assert parse_time("2026-11-21T20:20:56.821807+00:00") == datetime(
-        2026, 11, 21, 20, 20, 56, 821807, tzinfo=timezone.utc
+        2026, 11, 21, 20, 20, 56, 821807, tzinfo=UTC
     )
-    assert parse_time("2026-11-21T20:20:56Z") == datetime(2026, 11, 21, 20, 20, 56, tzinfo=timezone.utc)
+    assert parse_time("2026-11-21T20:20:56Z") == datetime(2026, 11, 21, 20, 20, 56, tzinfo=UTC)
     assert parse_time("") is None and parse_time(None) is None
     with pytest.raises(ValueError):
         parse_time("yesterday")

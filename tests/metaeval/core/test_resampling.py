@@ -274,7 +274,7 @@ def _bootstrap_draws(n_systems, n_docs, n_boot, resample, seed):
     every_col = np.tile(np.arange(n_docs), (n_boot, 1))
     rows = rng.integers(0, n_systems, size=(n_boot, n_systems)) if resample != "documents" else every_row
     cols = rng.integers(0, n_docs, size=(n_boot, n_docs)) if resample != "systems" else every_col
-    return list(zip(rows, cols))
+    return list(zip(rows, cols, strict=True))
 
 
 def _sparse_system_data(seed: int = 7):

@@ -37,7 +37,12 @@ def assert_scores_equal(left: dict, right: dict, tol: float = 1e-12) -> None:
     assert set(left) == set(right)
     for system in left:
         for key in KEYS:
-            assert same(left[system][key], right[system][key], tol), (system, key, left[system][key], right[system][key])
+            assert same(left[system][key], right[system][key], tol), (
+                system,
+                key,
+                left[system][key],
+                right[system][key],
+            )
 
 
 def sigmoid_shift(a: float, b: float, x: float) -> float:
@@ -203,7 +208,9 @@ def test_best_edp_floor():
 VOCAB = "the a storm coast city rain wind power school game team win local news".split()
 
 
-def random_corpus(seed: int, *, docs: int = 6, systems=("S1", "S2"), max_readers: int = 5, empty: float = 0.05) -> Corpus:
+def random_corpus(
+    seed: int, *, docs: int = 6, systems=("S1", "S2"), max_readers: int = 5, empty: float = 0.05
+) -> Corpus:
     rng = random.Random(seed)
 
     def text() -> str:
@@ -249,9 +256,7 @@ def test_all_authors_distances_run_through_the_pipeline():
 
 def test_single_reader_documents_are_ignored():
     corpus = random_corpus(4)
-    extra = [
-        Document(f"single{i}", "h", "b", {f"z{i}": {"user": "only one", "S1": "x y", "S2": ""}}) for i in range(3)
-    ]
+    extra = [Document(f"single{i}", "h", "b", {f"z{i}": {"user": "only one", "S1": "x y", "S2": ""}}) for i in range(3)]
     documents = list(corpus.documents)
     for i, document in enumerate(extra):
         documents.insert(2 * i, document)
@@ -316,7 +321,12 @@ HJ_READERS = ["a", "b", "c", "d"]
 
 def hj_corpus(docs=("n1", "n2", "n3"), systems=("S1", "S2"), readers=HJ_READERS) -> Corpus:
     documents = tuple(
-        Document(doc, f"head {doc}", f"body {doc}", {r: {"user": f"{doc} u {r}", **{s: f"{doc} {s} {r}" for s in systems}} for r in readers})
+        Document(
+            doc,
+            f"head {doc}",
+            f"body {doc}",
+            {r: {"user": f"{doc} u {r}", **{s: f"{doc} {s} {r}" for s in systems}} for r in readers},
+        )
         for doc in docs
     )
     return Corpus(documents, tuple(systems))
@@ -335,7 +345,9 @@ def hj_table(corpus: Corpus, systems=("S1", "S2"), ordered: bool = False) -> Rat
         for system in ("user", *systems):
             pairs = permutations(readers, 2) if ordered else [(j, k) for j, k in permutations(readers, 2) if j < k]
             for j, k in pairs:
-                rows.append(Rating(document.doc_id, system, j, k, hj_rating(document.doc_id, system, j, k), line=len(rows) + 2))
+                rows.append(
+                    Rating(document.doc_id, system, j, k, hj_rating(document.doc_id, system, j, k), line=len(rows) + 2)
+                )
     return RatingTable(tuple(rows), source="ratings.csv")
 
 
@@ -410,8 +422,12 @@ def test_hj_unrated_pairs_are_absent_and_rows_are_weighted():
         return 0.0 if d == 0 else sigma / d
 
     # user side: a's group {ab, ac}; b's group {ba, bc}. System side: a's group {ab, ac}; b's group {ba} alone.
-    wu = {("a", "b"): weight(dist(2), d_u("a")), ("a", "c"): weight(dist(5), d_u("a")),
-          ("b", "a"): weight(dist(3), d_u("b")), ("b", "c"): weight(dist(6), d_u("b"))}
+    wu = {
+        ("a", "b"): weight(dist(2), d_u("a")),
+        ("a", "c"): weight(dist(5), d_u("a")),
+        ("b", "a"): weight(dist(3), d_u("b")),
+        ("b", "c"): weight(dist(6), d_u("b")),
+    }
     ws = {("a", "b"): weight(dist(4), d_s("a")), ("a", "c"): weight(dist(1), d_s("a"))}
     x_ab = math.exp(wu[("a", "b")]) / (math.exp(wu[("a", "b")]) + math.exp(wu[("a", "c")])) * dist(2)
     x_ac = math.exp(wu[("a", "c")]) / (math.exp(wu[("a", "b")]) + math.exp(wu[("a", "c")])) * dist(5)
@@ -433,7 +449,10 @@ def test_hj_unrated_pairs_are_absent_and_rows_are_weighted():
     d_min = min(acc["a"], acc["b"])
     d_mean = (acc["a"] + acc["b"]) / 2
     adp = sigmoid_shift(4, 1, d_min / ((1 - d_min) + EPS))
-    edp = {j: 1 - sigmoid_shift(3, 1, adp + sigmoid_shift(4, 1, (acc[j] - d_min) / ((d_mean - d_min) + EPS))) + EPS for j in "ab"}
+    edp = {
+        j: 1 - sigmoid_shift(3, 1, adp + sigmoid_shift(4, 1, (acc[j] - d_min) / ((d_mean - d_min) + EPS))) + EPS
+        for j in "ab"
+    }
     assert result["perseval"] == pytest.approx((deg_a * edp["a"] + deg_b * edp["b"]) / 2, abs=1e-12)
     assert result["accuracy"] == pytest.approx((acc["a"] + acc["b"]) / 2, abs=1e-15)
     assert result["egises_accuracy"] == pytest.approx((acc["a"] + acc["b"] + acc["c"]) / 3, abs=1e-15)
@@ -444,10 +463,17 @@ def with_rows(*rows) -> RatingTable:
 
 
 BASE_HJ = [
-    ("n1", "user", "a", "b", 2), ("n1", "user", "a", "c", 5), ("n1", "user", "b", "c", 4),
-    ("n1", "user", "b", "a", 3), ("n1", "user", "c", "a", 1), ("n1", "user", "c", "b", 6),
-    ("n1", "S", "a", "c", 1), ("n1", "S", "b", "a", 2), ("n1", "S", "b", "c", 5),
-    ("n1", "S", "c", "a", 2), ("n1", "S", "c", "b", 4),
+    ("n1", "user", "a", "b", 2),
+    ("n1", "user", "a", "c", 5),
+    ("n1", "user", "b", "c", 4),
+    ("n1", "user", "b", "a", 3),
+    ("n1", "user", "c", "a", 1),
+    ("n1", "user", "c", "b", 6),
+    ("n1", "S", "a", "c", 1),
+    ("n1", "S", "b", "a", 2),
+    ("n1", "S", "b", "c", 5),
+    ("n1", "S", "c", "a", 2),
+    ("n1", "S", "c", "b", 4),
 ]
 
 
@@ -472,12 +498,21 @@ def test_hj_compat_truncates_fractional_ratings():
     assert_scores_equal(truncated, whole, 0.0)
     # the default mode is linear and unrounded: 2.9 is not 2
     fractional = hj_values(with_rows(*BASE_HJ, ("n1", "S", "a", "b", 2.9)), compat=False)
-    assert not same(fractional["S"]["degress"], hj_values(with_rows(*BASE_HJ, ("n1", "S", "a", "b", 2)), compat=False)["S"]["degress"])
+    assert not same(
+        fractional["S"]["degress"],
+        hj_values(with_rows(*BASE_HJ, ("n1", "S", "a", "b", 2)), compat=False)["S"]["degress"],
+    )
 
 
 def test_hj_default_is_symmetric_and_compat_is_not():
-    one_way = with_rows(("n1", "user", "a", "b", 2), ("n1", "user", "a", "c", 5), ("n1", "user", "b", "c", 4),
-                        ("n1", "S", "a", "b", 3), ("n1", "S", "a", "c", 1), ("n1", "S", "b", "c", 6))
+    one_way = with_rows(
+        ("n1", "user", "a", "b", 2),
+        ("n1", "user", "a", "c", 5),
+        ("n1", "user", "b", "c", 4),
+        ("n1", "S", "a", "b", 3),
+        ("n1", "S", "a", "c", 1),
+        ("n1", "S", "b", "c", 6),
+    )
     both_ways = with_rows(*one_way.rows, *[Rating(r.doc_id, r.system, r.uid2, r.uid1, r.rating) for r in one_way.rows])
     default_one = reference_hj_scores(one_doc_corpus(), one_way, aux, compat=False)["S"]
     default_both = reference_hj_scores(one_doc_corpus(), both_ways, aux, compat=False)["S"]
@@ -492,9 +527,7 @@ def test_hj_default_is_symmetric_and_compat_is_not():
 def test_hj_default_scale():
     ratings = with_rows(*[(d, s, j, k, r) for d, s, j, k, r in BASE_HJ], ("n1", "S", "a", "b", 3))
     five = RatingTable(ratings.rows, scale_min=1, scale_max=5)
-    assert_scores_equal(
-        hj_values(five, compat=False), hj_values(ratings, compat=False, scale=(1, 5)), 0.0
-    )
+    assert_scores_equal(hj_values(five, compat=False), hj_values(ratings, compat=False, scale=(1, 5)), 0.0)
     assert not same(hj_values(five, compat=False)["S"]["degress"], hj_values(ratings, compat=False)["S"]["degress"])
 
 
@@ -630,8 +663,12 @@ def test_sampled_draws_are_separate_and_edp_is_recomputed_on_the_sample():
         return range(start_second, start_second + sizes[1])  # all rows of the second one
 
     sampled = reference_sampled_scores(corpus, hashed_distance, 50, draw=draw, systems=["S1"])["S1"]
-    only_first = reference_scores(Corpus((corpus.documents[first],), corpus.systems), hashed_distance, systems=["S1"])["S1"]
-    only_second = reference_scores(Corpus((corpus.documents[second],), corpus.systems), hashed_distance, systems=["S1"])["S1"]
+    only_first = reference_scores(Corpus((corpus.documents[first],), corpus.systems), hashed_distance, systems=["S1"])[
+        "S1"
+    ]
+    only_second = reference_scores(
+        Corpus((corpus.documents[second],), corpus.systems), hashed_distance, systems=["S1"]
+    )["S1"]
     assert sampled["egises"] == pytest.approx(only_first["egises"], abs=1e-12)
     assert sampled["egises_accuracy"] == pytest.approx(only_first["egises_accuracy"], abs=1e-12)
     assert sampled["perseval"] == pytest.approx(only_second["perseval"], abs=1e-12)

@@ -279,7 +279,7 @@ def test_beta_ablation_only_rescores(demo_data, monkeypatch):
     run = demo_data.result.scores()
     expected = correlation_grid({m: run[m] for m in ("rouge_l", "jsd")}, {"hj:rouge_l": run["hj:rouge_l"]})
     at = [row for row in rows if row["beta"] == 1.7]
-    for row, cell in zip(at, expected):
+    for row, cell in zip(at, expected, strict=True):
         assert (row["auto_measure"], row["hj_measure"]) == (cell.auto_measure, cell.hj_measure)
         assert row["pearson"] == cell.correlation.pearson and row["kendall"] == cell.correlation.kendall
     first = [row["pearson"] for row in rows if row["beta"] == 1.0]
@@ -314,7 +314,7 @@ def test_paper_stability_two_documents_by_hand():
         assert row["set_size"] == sizes[level] and row["documents"] == 2 and row["samples"] == 10
         assert row["full"] == pytest.approx(full[system], abs=1e-15)
         a, b = hand_value(system, 0), hand_value(system, 1)
-        for draw, value in zip(row["draw_seeds"], row["scores"]):
+        for draw, value in zip(row["draw_seeds"], row["scores"], strict=True):
             picked = np.random.RandomState(draw).choice(2, sizes[level], replace=True)  # the documented draw
             assert value == pytest.approx(np.mean([(a, b)[i] for i in picked]), abs=1e-15)
         assert row["value"] == pytest.approx(np.mean(row["scores"]), abs=1e-15)
@@ -322,7 +322,8 @@ def test_paper_stability_two_documents_by_hand():
         assert row["level_variance"] == pytest.approx(np.var(row["scores"]), abs=1e-15)
         # rank stability: a one-document set ranks like that document, rho = 0.5, tau = 1/3 against the full
         # ranking S1 > S3 > S2; a set holding both documents ranks like the full data (rho = tau = 1)
-        for rho, tau, draw in zip(row["epsilon_spearman_samples"], row["epsilon_kendall_samples"], row["draw_seeds"]):
+        samples = zip(row["epsilon_spearman_samples"], row["epsilon_kendall_samples"], row["draw_seeds"], strict=True)
+        for rho, tau, draw in samples:
             picked = set(np.random.RandomState(draw).choice(2, sizes[level], replace=True).tolist())
             assert (rho, tau) == pytest.approx((1.0, 1.0) if picked == {0, 1} else (0.5, 1 / 3))
         if sizes[level] == 1:
@@ -356,8 +357,10 @@ def test_paper_stability_matches_the_enumerated_resample_distribution():
 
 
 def test_paper_stability_is_exact_when_documents_agree():
-    docs = {system: [two_reader_doc("d1", y), two_reader_doc("d2", y)] for system, y in
-            {"S1": 0.5, "S2": 0.4, "S3": 0.3}.items()}
+    docs = {
+        system: [two_reader_doc("d1", y), two_reader_doc("d2", y)]
+        for system, y in {"S1": 0.5, "S2": 0.4, "S3": 0.3}.items()
+    }
     data = StudyData(options=RunOptions(measures=["m"]), doc_ids=["d1", "d2"], measures=["m"], hj=[], docs={"m": docs})
     for row in stability(data, definition="paper", seed=0):
         assert row["bias"] == pytest.approx(0, abs=1e-15) and row["variance"] == pytest.approx(0, abs=1e-15)
@@ -378,7 +381,8 @@ def test_authors_stability_equals_the_literal_reference(demo):
             key = (row["level"], draw)
             if key not in reference:
                 reference[key] = reference_sampled_scores(
-                    corpus, AUTHORS_DISTANCES["jsd"], row["level"], seed=draw, systems=systems, beta=BETA)
+                    corpus, AUTHORS_DISTANCES["jsd"], row["level"], seed=draw, systems=systems, beta=BETA
+                )
     for system in systems:
         mine = [row for row in rows if row["system"] == system]
         assert [row["samples"] for row in mine] == [1, 2, 2]

@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from survey.importers.consolidated import parse_consolidated
 from metaeval.core.fileio import MAX_PROBLEMS
+from survey.importers.consolidated import parse_consolidated
 from survey.importers.records import DocumentRecord, ReaderRecord, SummaryRecord
 from tests.survey.importers.helpers import doc, problems_of, write_array, write_jsonl, write_pretty
 

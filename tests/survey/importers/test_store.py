@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
+from metaeval.core.fileio import ImporterError
 from survey.importers import store
 from survey.importers.consolidated import parse_consolidated
-from metaeval.core.fileio import ImporterError
 from survey.importers.records import MAX_KEY_LENGTH, DatasetRecords, DocumentRecord, ReaderRecord, SummaryRecord
 from survey.models import Dataset, Document, Reader, Summary, System
 from tests.survey.importers.helpers import doc, snapshot, write_jsonl

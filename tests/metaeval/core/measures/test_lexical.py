@@ -97,7 +97,12 @@ def test_rouge_su4_compat_by_hand():
     # 4 tokens -> no five-gram -> P = R = 0 -> F = 0
     # "a  b c d" splits into [a, "", b, c, d]: one five-gram, identical on both sides -> F = 1
     # ... but not the same five-gram as "a b c d e": -> F = 0
-    pairs = [("a b c d e f", "a b c d e x"), ("a b c d", "a b c d"), ("a  b c d", "a  b c d"), ("a  b c d", "a b c d e")]
+    pairs = [
+        ("a b c d e f", "a b c d e x"),
+        ("a b c d", "a b c d"),
+        ("a  b c d", "a  b c d"),
+        ("a  b c d", "a b c d e"),
+    ]
     assert same(m.distances(pairs), [0.5, 1.0, 0.0, 1.0])
     # asymmetric counts: 7 tokens (3 five-grams) vs 5 tokens (1 five-gram), 1 shared: P = 1/3, R = 1, F = 0.5
     assert m.distances([("a b c d e f g", "a b c d e")])[0] == 1 - round(2 * (1 / 3) * 1 / (1 / 3 + 1), 5)

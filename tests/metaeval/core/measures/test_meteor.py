@@ -102,7 +102,7 @@ def test_parity_with_nltk_exact():
     got = Meteor().distances(PARITY_PAIRS)
     want = np.array([1 - nltk_meteor(a, b) for a, b in PARITY_PAIRS])
     assert got.dtype == np.float64 and got.shape == (len(PARITY_PAIRS),)
-    for (a, b), g, w in zip(PARITY_PAIRS, got.tolist(), want.tolist()):
+    for (a, b), g, w in zip(PARITY_PAIRS, got.tolist(), want.tolist(), strict=True):
         assert g == w, (a, b, g, w)
     # the seeded pairs exercise every kind of match, not only zero scores
     assert sum(0 < w < 1 for w in want) > 30

@@ -186,7 +186,9 @@ def ab_divergence(p: np.ndarray, q: np.ndarray, alpha: float, beta: float) -> fl
     """The AB log-divergence as torchmetrics computes it, p = preds, q = target, in float64."""
     s = alpha + beta
     return float(
-        np.log(np.sum(q**s)) / (beta * s) + np.log(np.sum(p**s)) / (alpha * s) - np.log(np.sum(q**alpha * p**beta)) / (alpha * beta)
+        np.log(np.sum(q**s)) / (beta * s)
+        + np.log(np.sum(p**s)) / (alpha * s)
+        - np.log(np.sum(q**alpha * p**beta)) / (alpha * beta)
     )
 
 
@@ -299,10 +301,14 @@ def test_infolm_idf_distributions_match_torchmetrics(tiny_mlm: Path) -> None:
     pairs = [(IDF_CORPUS[i], IDF_CORPUS[j]) for i in range(len(IDF_CORPUS)) for j in range(len(IDF_CORPUS)) if i != j]
     index = {text: i for i, text in enumerate(IDF_CORPUS)}
     measure_ab = _InformationMeasure("ab_divergence", 1.0, 1.0)
-    reference = measure_ab(
-        torch.from_numpy(expected[[index[a] for a, _ in pairs]]).float(),
-        torch.from_numpy(expected[[index[b] for _, b in pairs]]).float(),
-    ).double().numpy()
+    reference = (
+        measure_ab(
+            torch.from_numpy(expected[[index[a] for a, _ in pairs]]).float(),
+            torch.from_numpy(expected[[index[b] for _, b in pairs]]).float(),
+        )
+        .double()
+        .numpy()
+    )
     distances = measure.distances(pairs)
     _record("infolm distances idf=True", distances, reference)
     np.testing.assert_allclose(distances, reference, rtol=1e-5, atol=1e-5)
@@ -375,8 +381,14 @@ def test_infolm_without_masked_lm_head_is_unavailable(tiny_encoder: Path) -> Non
 
 @pytest.mark.parametrize(
     "model, layer",
-    [("tiny_encoder", 0), ("tiny_encoder", 1), ("tiny_encoder", 2), ("tiny_encoder", 3), ("tiny_distilbert_mlm", 1),
-     ("tiny_distilbert_mlm", 2)],
+    [
+        ("tiny_encoder", 0),
+        ("tiny_encoder", 1),
+        ("tiny_encoder", 2),
+        ("tiny_encoder", 3),
+        ("tiny_distilbert_mlm", 1),
+        ("tiny_distilbert_mlm", 2),
+    ],
 )
 def test_bertscore_matches_bert_score(request: pytest.FixtureRequest, model: str, layer: int) -> None:
     """F1 == bert_score.score([a], [b], num_layers=layer) within 1e-5 for each layer of the tiny BERT encoder
@@ -595,9 +607,19 @@ def test_infolm_compat_uses_the_authors_call(tiny_mlm: Path) -> None:
 
 #: texts of every length up to and past compat's 18 wordpieces, for the one-pair parity of compat mode
 COMPAT_TEXTS = [
-    "kana vo mi", "vo mi gigi ex ex umvogi lotasex", "cat", "use", "not green", "the dog ran home",
-    "she said that the police came after the game.", LONG, VERY_LONG, "Happy Birthday, Quixotic Zebra!",
-    "the old man read a book about the war", "", "  the dog  ",
+    "kana vo mi",
+    "vo mi gigi ex ex umvogi lotasex",
+    "cat",
+    "use",
+    "not green",
+    "the dog ran home",
+    "she said that the police came after the game.",
+    LONG,
+    VERY_LONG,
+    "Happy Birthday, Quixotic Zebra!",
+    "the old man read a book about the war",
+    "",
+    "  the dog  ",
 ]
 
 
@@ -609,13 +631,13 @@ def test_infolm_compat_is_torchmetrics_one_pair_at_a_time_rounded_to_5_dp(tiny_m
     pairs = [(a, b) for a in COMPAT_TEXTS for b in COMPAT_TEXTS]
     got = measure.distances(pairs)
     memo: dict[Pair, float] = {}
-    for (a, b), value in zip(pairs, got):
+    for (a, b), value in zip(pairs, got, strict=True):
         if (a, b) not in memo:
             memo[(a, b)] = torchmetrics_infolm(tiny_mlm, a, b, max_length=20)
         assert value == round(memo[(a, b)], 5), (a, b)
     # the distributions themselves are torchmetrics' bits (a batch of one text, as in a one-pair call)
     tokenizer, model = _load_tokenizer_and_model(str(tiny_mlm), "cpu")
-    for text, vector in zip(COMPAT_TEXTS, measure.vectors(COMPAT_TEXTS)):
+    for text, vector in zip(COMPAT_TEXTS, measure.vectors(COMPAT_TEXTS), strict=True):
         ids, mask, _, _ = _infolm_update([text], [text], tokenizer, 20)
         loader = _get_dataloader(ids, mask, idf=False, batch_size=64, num_workers=0)
         theirs = _get_data_distribution(model, loader, 0.25, False, _get_special_tokens_map(tokenizer), False)
