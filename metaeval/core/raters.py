@@ -58,11 +58,11 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from statistics import median
-from typing import Literal, overload
+from typing import Any, Literal, overload
 
 import numpy as np
 from scipy import stats
