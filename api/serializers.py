@@ -9,13 +9,14 @@ from rest_framework.reverse import reverse
 from api import selectors as api_selectors
 from metaeval import selectors as metaeval_selectors
 from metaeval.core.measures.registry import MEASURES, NEURAL, measure_option_names
-from metaeval.core.pipeline import COLUMNS, RunOptions
+from metaeval.core.options import OptionError
+from metaeval.core.perseval import PARAMETERS
+from metaeval.core.pipeline import COLUMNS, DEFAULT_AUX, RunOptions
+from metaeval.core.report import REPORT_OPTIONS
+from metaeval.core.report import check_settings as check_report_settings
 from metaeval.models import MetaevalRun
+from metaeval.option_fields import OptionSerializerField
 from survey.models import Dataset, Study
-
-#: with a study and no ``aux``, the HJ variants use ROUGE-L (as ``manage.py metaeval_run`` and the run form)
-DEFAULT_AUX = ["rouge_l"]
-
 
 # ---------------------------------------------------------------------------------------------- datasets
 
@@ -208,13 +209,6 @@ class RunCreateSerializer(serializers.Serializer):
         required=False,
         help_text="Auxiliary measures of the HJ variants; need a study (with a study and none given: rouge_l).",
     )
-    beta = serializers.FloatField(required=False, help_text="EDP beta, > 0 (default 1.0; the paper uses 1.7).")
-    alpha = serializers.FloatField(required=False, help_text="EDP alpha (default 3).")
-    gamma = serializers.FloatField(required=False, help_text="ADP/ACP gamma (default 4).")
-    delta = serializers.FloatField(required=False, help_text="ADP/ACP delta (default 1).")
-    pacc_alpha = serializers.FloatField(required=False, help_text="P-Acc alpha (default 0.5).")
-    pacc_beta = serializers.FloatField(required=False, help_text="P-Acc beta (default 1).")
-    simplified = serializers.BooleanField(required=False, default=False)
     compat = serializers.BooleanField(
         required=False, default=False, help_text="The authors' compatibility mode (--compat authors)."
     )
@@ -238,10 +232,15 @@ class RunCreateSerializer(serializers.Serializer):
                                     help_text="Seed of every random draw of a report (default: a fresh one, stored).")
     report = serializers.DictField(
         required=False,
-        help_text="Report settings: n_boot, resample (systems|documents|both), confidence, betas, "
-        "stability_samples, stability_levels, n_permutations, missing_system (discard-sample|drop-system), "
-        "permutation_alternative (greater|two-sided).",
+        help_text="Report settings: " + "; ".join(f"{o.name}: {o.describe()}" for o in REPORT_OPTIONS) + ".",
     )
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        """The PerSEval parameters from :data:`metaeval.core.perseval.PARAMETERS` (checked as the CLI checks)."""
+        fields = super().get_fields()
+        for option in PARAMETERS:
+            fields[option.name] = OptionSerializerField(option)
+        return fields
 
     def to_internal_value(self, data):
         # "compat": "authors" (as the CLI writes it) is accepted besides true/false
@@ -279,11 +278,6 @@ class RunCreateSerializer(serializers.Serializer):
     def validate_aux(self, names: list[str]) -> list[str]:
         return self._check_measures(names)
 
-    def validate_beta(self, beta: float) -> float:
-        if not beta > 0:
-            raise serializers.ValidationError("Beta must be positive.")
-        return beta
-
     def validate_exclude_raters(self, names: list[str]) -> list[str]:
         ids, bad = metaeval_selectors.parse_rater_ids(names)
         if bad:
@@ -291,14 +285,10 @@ class RunCreateSerializer(serializers.Serializer):
         return ids
 
     def validate_report(self, value: dict) -> dict:
-        from metaeval.services import REPORT_SETTINGS
-
-        unknown = sorted(set(value) - set(REPORT_SETTINGS))
-        if unknown:
-            raise serializers.ValidationError(
-                f"Unknown report setting {unknown[0]!r}; choose from {', '.join(REPORT_SETTINGS)}."
-            )
-        return value
+        try:
+            return check_report_settings(value)
+        except OptionError as exc:
+            raise serializers.ValidationError(str(exc)) from None
 
     def validate_measure_options(self, value: dict) -> dict:
         for name, options in value.items():

@@ -30,67 +30,23 @@ from metaeval.core.corpus import DataError
 from metaeval.core.fileio import ImporterError
 from metaeval.core.measures.base import MeasureUnavailable
 from metaeval.core.measures.registry import NEURAL, REPORT_DEFAULT, measure_option_names, parse_measures
-from metaeval.core.perseval import Params
-from metaeval.core.pipeline import COLUMNS, HJ_PREFIX, RunOptions, RunResult, run_scores
+from metaeval.core.options import Option, OptionError
+from metaeval.core.perseval import PARAMETERS, Params
+from metaeval.core.pipeline import COLUMNS, DEFAULT_AUX, HJ_PREFIX, Progress, RunOptions, RunResult, run_scores
+from metaeval.core.records import json_safe, run_document, table_columns, write_csv
+from metaeval.core.report import REPORT_OPTIONS
 
 if TYPE_CHECKING:
     from metaeval.core.studies import StudyData
 
+#: EDP beta of ``report`` (and ``manage.py metaeval_report``) when ``--beta`` is not given: the paper's optimum
 REPORT_BETA = 1.7
-#: ``report --full`` settings and their defaults (``--seed`` defaults to a fresh random seed)
-FULL_DEFAULTS = {"n_boot": 1000, "resample": "both", "n_permutations": 1000, "stability_samples": 10,
-                 "missing_system": "discard-sample", "permutation_alternative": "greater"}
 
 _T = TypeVar("_T")
 
 
 class UsageError(Exception):
     """A command line that cannot run; the message says why."""
-
-
-def number(value: object) -> str:
-    """CSV cell: full-precision floats, empty for None."""
-    if value is None:
-        return ""
-    if isinstance(value, float):
-        return "nan" if math.isnan(value) else repr(value)
-    return str(value)
-
-
-def write_csv(rows: Sequence[dict[str, object]], columns: Sequence[str], handle: io.TextIOBase) -> None:
-    writer = csv.writer(handle, lineterminator="\n")
-    writer.writerow(columns)
-    for row in rows:
-        writer.writerow([number(row.get(column)) for column in columns])
-
-
-def _json_safe(value: object) -> object:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {key: _json_safe(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_safe(item) for item in value]
-    return value
-
-
-def run_document(result: RunResult) -> dict[str, object]:
-    """Everything about a run as JSON-ready data (NaN/inf become null)."""
-    return _json_safe(
-        {
-            "parameters": result.options.as_dict(),
-            "versions": result.versions,
-            "timings": result.timings,
-            "distances": [vars(stat) for stat in result.stats],
-            "scores": result.table(),
-            "hj_counts": {
-                label: {system: counts.as_dict() for system, counts in by_system.items()}
-                for label, by_system in result.hj_counts.items()
-            },
-            "models": result.models,
-            "unavailable": result.unavailable,
-        }
-    )  # type: ignore[return-value]
 
 
 def _open_out(path: str | None) -> io.TextIOBase:
@@ -109,11 +65,11 @@ def options_from_args(args: argparse.Namespace, *, beta_default: float, has_rati
         raise UsageError(str(exc)) from None
     if aux and not has_ratings:
         raise UsageError("--aux needs ratings (--ratings FILE on the command line, --study in manage.py)")
-    beta = args.beta if args.beta is not None else beta_default
-    params = Params(
-        alpha=args.alpha, beta=beta, gamma=args.gamma, delta=args.delta,
-        pacc_alpha=args.pacc_alpha, pacc_beta=args.pacc_beta, simplified=args.simplified,
-    )
+    given = {option.name: getattr(args, option.name, None) for option in PARAMETERS}
+    try:
+        params = Params(**{"beta": beta_default, **{name: value for name, value in given.items() if value is not None}})
+    except OptionError as exc:
+        raise UsageError(f"{next(o.flag for o in PARAMETERS if o.name == exc.name)}: {exc}") from None
     systems = [s.strip() for s in args.systems.split(",") if s.strip()] if args.systems else None
     return RunOptions(
         measures=measures, params=params, compat=args.compat == "authors", missing=args.missing,
@@ -166,8 +122,8 @@ def measure_options_from_args(args: argparse.Namespace, names: Sequence[str]) ->
     return {name: opts for name, opts in out.items() if opts}
 
 
-def _progress(args: argparse.Namespace) -> Callable[[str], None] | None:
-    return (lambda message: print(message, file=sys.stderr)) if args.verbose else None
+def _progress(args: argparse.Namespace) -> Progress | None:
+    return (lambda event: print(event.message, file=sys.stderr)) if args.verbose else None
 
 
 def _execute(args: argparse.Namespace, options: RunOptions, runner: Callable[..., _T]) -> _T:
@@ -177,7 +133,7 @@ def _execute(args: argparse.Namespace, options: RunOptions, runner: Callable[...
     corpus = load_corpus(args.dataset)
     ratings = load_ratings(args.ratings) if args.ratings else None
     if ratings is not None and not options.aux:
-        options.aux = ["rouge_l"]
+        options.aux = list(DEFAULT_AUX)
     progress = _progress(args)
     if args.no_cache:
         return runner(corpus, options, ratings=ratings, progress=progress)
@@ -277,7 +233,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     with open(folder / "readers.csv", "w", encoding="utf-8", newline="") as handle:
         write_csv(readers, list(readers[0]) if readers else ["system", "measure"], handle)
     with open(folder / "run.json", "w", encoding="utf-8") as handle:
-        json.dump({**run_document(result), "correlations": _json_safe(grid)}, handle, indent=2)
+        json.dump({**run_document(result), "correlations": json_safe(grid)}, handle, indent=2)
     full = write_full_report(args, data, settings, folder) if data is not None and settings is not None else None
     print(summary_text(result, grid))
     print(f"\nWrote {folder}/scores.csv, correlations.csv, documents.csv, readers.csv, run.json")
@@ -288,16 +244,24 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def full_settings(args: argparse.Namespace) -> dict[str, Any] | None:
     """``build_report`` settings from ``report --full`` (a fresh random seed unless ``--seed``); None without it."""
-    given = {key: getattr(args, key, None) for key in ("seed", *FULL_DEFAULTS)}
+    given = {option.name: getattr(args, option.name, None) for option in REPORT_OPTIONS}
+    seed = getattr(args, "seed", None)
     if not getattr(args, "full", False):
-        named = [f"--{key.replace('_', '-')}" for key, value in given.items() if value is not None]
+        named = [option.flag for option in REPORT_OPTIONS if given[option.name] is not None]
+        named = (["--seed"] if seed is not None else []) + named
         if named:
             verb = "needs" if len(named) == 1 else "need"
             raise UsageError(f"{', '.join(named)} {verb} --full (settings of the full report)")
         return None
-    settings = {key: FULL_DEFAULTS[key] if given[key] is None else given[key] for key in FULL_DEFAULTS}
-    settings["seed"] = secrets.randbelow(2**31) if given["seed"] is None else given["seed"]
+    settings = report_settings(args)
+    settings["seed"] = secrets.randbelow(2**31) if seed is None else seed
     return settings
+
+
+def report_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """Every :data:`~metaeval.core.report.REPORT_OPTIONS` setting: the flag's value, else the table's default."""
+    return {option.name: option.default if getattr(args, option.name, None) is None else getattr(args, option.name)
+            for option in REPORT_OPTIONS}
 
 
 def read_rating_rows(path: str) -> list[dict[str, str]]:
@@ -307,11 +271,6 @@ def read_rating_rows(path: str) -> list[dict[str, str]]:
             {(key or "").strip(): value for key, value in row.items()}
             for row in csv.DictReader(handle)
         ]
-
-
-def table_columns(rows: Sequence[Mapping[str, object]]) -> list[str]:
-    """Every key of every row, in first-seen order."""
-    return list(dict.fromkeys(key for row in rows for key in row))
 
 
 def write_full_report(
@@ -376,8 +335,47 @@ def _fmt(value: object) -> str:
     return f"{value:.4f}" if isinstance(value, float) else str(value)
 
 
-def add_scoring_arguments(parser: argparse.ArgumentParser, *, measures: str = "rouge_l") -> None:
-    """The scoring options shared by the CLI and ``manage.py metaeval_run`` (no input files)."""
+def _option_type(option: Option) -> Callable[[str], object]:
+    def parse(text: str) -> object:
+        try:
+            return option.check(text)
+        except OptionError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    parse.__name__ = option.name
+    return parse
+
+
+def add_option_arguments(
+    parser: argparse.ArgumentParser | argparse._ArgumentGroup,
+    options: Sequence[Option],
+    *,
+    defaults: Mapping[str, object] | None = None,
+) -> None:
+    """One flag per option (``option.flag``, dest ``option.name``), checked by :meth:`Option.check`; the value
+    is None when the flag is not given (the table's default, or ``defaults[name]``, applies then)."""
+    for option in options:
+        help_text = option.describe(default=(defaults or {}).get(option.name, option.default))
+        if option.kind is bool:
+            parser.add_argument(option.flag, dest=option.name, action="store_true", default=None, help=help_text)
+        else:
+            metavar = "|".join(option.choices) if option.choices else ("N" if option.kind is int else "X")
+            metavar = f"{metavar}[,{metavar}...]" if option.many else metavar
+            parser.add_argument(option.flag, dest=option.name, type=_option_type(option), metavar=metavar,
+                                help=help_text)
+
+
+def add_report_arguments(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """The full report's settings (:data:`~metaeval.core.report.REPORT_OPTIONS`): ``report --full`` and
+    ``manage.py metaeval_report``."""
+    add_option_arguments(parser, REPORT_OPTIONS)
+
+
+def add_scoring_arguments(
+    parser: argparse.ArgumentParser, *, measures: str = "rouge_l", beta_default: float = 1.0
+) -> None:
+    """The scoring options shared by the CLI and ``manage.py metaeval_run`` (no input files); the PerSEval
+    parameters come from :data:`~metaeval.core.perseval.PARAMETERS`."""
     parser.add_argument("--measures", default=measures, help=f"comma-separated distance measures (default {measures})")
     parser.add_argument(
         "--aux", help="auxiliary measure(s) for the HJ variants (default rouge_l when there are ratings)"
@@ -386,13 +384,7 @@ def add_scoring_arguments(parser: argparse.ArgumentParser, *, measures: str = "r
     parser.add_argument("--missing", choices=["error", "drop"], default="error")
     parser.add_argument("--systems", help="comma-separated systems (default: all, in file order)")
     parser.add_argument("--preprocess", choices=["none", "authors"], default="none")
-    parser.add_argument("--alpha", type=float, default=3.0, help="EDP alpha (default 3)")
-    parser.add_argument("--beta", type=float, default=None, help="EDP beta (default 1.0; reports use 1.7)")
-    parser.add_argument("--gamma", type=float, default=4.0, help="ADP/ACP gamma (default 4)")
-    parser.add_argument("--delta", type=float, default=1.0, help="ADP/ACP delta (default 1)")
-    parser.add_argument("--pacc-alpha", type=float, default=0.5, help="P-Acc alpha (default 0.5)")
-    parser.add_argument("--pacc-beta", type=float, default=1.0, help="P-Acc beta (default 1)")
-    parser.add_argument("--simplified", action="store_true", help="proportions of raw distances (simplified_flag)")
+    add_option_arguments(parser, PARAMETERS, defaults={"beta": beta_default})
     parser.add_argument("--workers", type=int, default=None, help="worker processes (default: CPU count)")
     parser.add_argument("--cache-dir", help="distance cache folder (default $METAEVAL_CACHE_DIR or the user cache)")
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the distance cache")
@@ -427,10 +419,10 @@ def add_scoring_arguments(parser: argparse.ArgumentParser, *, measures: str = "r
     )
 
 
-def _add_run_arguments(parser: argparse.ArgumentParser, *, measures: str) -> None:
+def _add_run_arguments(parser: argparse.ArgumentParser, *, measures: str, beta_default: float = 1.0) -> None:
     parser.add_argument("dataset", help="consolidated JSON / JSON Lines dataset")
     parser.add_argument("--ratings", help="ratings CSV: doc_id,system,uid1,uid2,rating (system=user for reader pairs)")
-    add_scoring_arguments(parser, measures=measures)
+    add_scoring_arguments(parser, measures=measures, beta_default=beta_default)
     parser.add_argument("-v", "--verbose", action="store_true", help="progress on stderr")
 
 
@@ -447,7 +439,7 @@ def _at_least(low: int) -> Callable[[str], int]:
     return parse
 
 
-_natural, _positive = _at_least(0), _at_least(1)
+_natural = _at_least(0)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -465,7 +457,7 @@ def build_parser() -> argparse.ArgumentParser:
     correlate.add_argument("--out", help="output file (default stdout)")
     correlate.set_defaults(handler=cmd_correlate)
     report = commands.add_parser("report", help="lexical + neural measures, HJ and correlations into a folder")
-    _add_run_arguments(report, measures=",".join(REPORT_DEFAULT))
+    _add_run_arguments(report, measures=",".join(REPORT_DEFAULT), beta_default=REPORT_BETA)
     report.set_defaults(report_unavailable=True)
     report.add_argument("--out-dir", default="report", help="folder for the report files (default ./report)")
     full = report.add_argument_group("full report (--full)")
@@ -478,39 +470,7 @@ def build_parser() -> argparse.ArgumentParser:
     full.add_argument(
         "--seed", type=_natural, metavar="N", help="seed of every random step (default: a fresh random seed, printed)"
     )
-    full.add_argument(
-        "--n-boot", type=_positive, metavar="N", help=f"bootstrap samples (default {FULL_DEFAULTS['n_boot']})"
-    )
-    full.add_argument(
-        "--resample",
-        choices=["both", "systems", "documents"],
-        help=f"what the correlation bootstrap and the permutation tests resample (default {FULL_DEFAULTS['resample']})",
-    )
-    full.add_argument(
-        "--n-permutations",
-        type=_positive,
-        metavar="N",
-        help=f"permutations per test (default {FULL_DEFAULTS['n_permutations']})",
-    )
-    full.add_argument(
-        "--stability-samples",
-        type=_positive,
-        metavar="N",
-        help=f"subsamples per stability level (default {FULL_DEFAULTS['stability_samples']})",
-    )
-    full.add_argument(
-        "--bootstrap-missing",
-        dest="missing_system",
-        choices=["discard-sample", "drop-system"],
-        help="a bootstrap sample in which a drawn system has no drawn document: discard the sample (SacreROUGE's "
-        "rule) or correlate it without that system (default discard-sample)",
-    )
-    full.add_argument(
-        "--permutation-alternative",
-        choices=["greater", "two-sided"],
-        help="permutation tests one-sided per ordered pair (H1: r(A,H) > r(B,H)) or two-sided per unordered pair "
-        "(|delta*| >= |delta|) (default greater)",
-    )
+    add_report_arguments(full)
     report.set_defaults(handler=cmd_report)
     return parser
 

@@ -3,7 +3,7 @@
 A run is written by :mod:`metaeval.services` only: :func:`~metaeval.services.run_execute` (at once, from
 ``manage.py metaeval_run``) or :func:`~metaeval.services.run_enqueue` then a worker's
 :func:`~metaeval.services.run_process` (the researcher pages). The JSON result fields hold exactly
-:func:`metaeval.cli.run_document` of the run's result (NaN and infinities as null).
+:func:`metaeval.core.records.run_document` of the run's result (NaN and infinities as null).
 """
 from __future__ import annotations
 

@@ -40,10 +40,8 @@ def corpus_from_dataset(*, dataset: Dataset) -> Corpus:
 
 
 def study_scale(*, study: Study) -> tuple[int, int]:
-    """The study's rating scale: one point per scale label from 1, else the survey's 1..6."""
-    labels = study.scale_labels if isinstance(study.scale_labels, list) else []
-    if len(labels) >= 2:
-        return RATING_MIN, RATING_MIN + len(labels) - 1
+    """The rating scale of every study: RATING_MIN..RATING_MAX (1..6). A study's ``scale_labels`` are validated
+    to be one label per point of it (``survey.models.validate_scale_labels``), so the labels never change it."""
     return RATING_MIN, RATING_MAX
 
 
@@ -176,7 +174,7 @@ def run_progress(run: MetaevalRun) -> dict[str, object]:
 
 def run_record(run: MetaevalRun) -> dict[str, object]:
     """Everything stored about a run as JSON-ready data: who/what/when, then the fields of
-    :func:`metaeval.cli.run_document` (``models`` for the measure models) and the data hash."""
+    :func:`metaeval.core.records.run_document` (``models`` for the measure models) and the data hash."""
     return {
         "id": run.pk,
         "kind": run.kind,

@@ -20,11 +20,11 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.utils import timezone
 
 from metaeval import selectors
-from metaeval.cli import run_document
 from metaeval.core import studies
 from metaeval.core.cache import DistanceCache
 from metaeval.core.measures.registry import MEASURES
-from metaeval.core.pipeline import Progress, RunOptions, run_scores
+from metaeval.core.pipeline import Progress, ProgressEvent, RunOptions, RunResult, run_scores
+from metaeval.core.records import run_document
 from metaeval.core.report import build_report
 from metaeval.core.report import check_settings as check_report_settings
 from metaeval.models import MetaevalRun
@@ -38,8 +38,6 @@ PROGRESS_INTERVAL = 0.5
 PROGRESS_MESSAGES = 20
 #: ``settings.METAEVAL_RUN_LAUNCHER``: "subprocess" (default), "inline" (tests) or "none" (a polling worker)
 LAUNCHERS = ("subprocess", "inline", "none")
-#: RunOptions fields that ``RunOptions.as_dict`` leaves out but a queued run needs to be rebuilt exactly
-EXECUTION_KEYS = ("skip_unavailable", "workers", "report")
 
 
 class RunNotQueued(Exception):
@@ -50,23 +48,26 @@ class ProgressRecorder:
     """The pipeline's progress callback for one run: keeps ``run.progress`` current (step, done/total steps, the
     last messages) and writes it to the row at most every :data:`PROGRESS_INTERVAL` seconds.
 
-    Steps: loading the data, then one per measure and one per auxiliary measure (HJ). A measure's step is done
-    when the pipeline reports its distance counts (or that it is unavailable); an HJ step when the next starts.
+    Steps: loading the data, then one per measure and one per auxiliary measure (HJ), each done at its
+    ``finished`` :class:`~metaeval.core.pipeline.ProgressEvent` (a measure that could not run finishes at once).
     """
 
     def __init__(self, run: MetaevalRun, total: int, forward: Progress | None = None) -> None:
         self.run = run
         self.forward = forward
         self.state: dict[str, object] = {"step": "loading data", "done": 0, "total": total, "messages": []}
-        self._hj_open = False
         self._written = 0.0
         self.run.progress = self.state
         self._write(force=True)
 
-    def __call__(self, message: str) -> None:
+    def __call__(self, event: ProgressEvent) -> None:
         if self.forward is not None:
-            self.forward(message)
-        self._record(message)
+            self.forward(event)
+        messages = [*self.state["messages"], event.message][-PROGRESS_MESSAGES:]  # type: ignore[misc]
+        self.state["messages"] = messages
+        self.state["step"] = event.message
+        if event.kind == "finished":
+            self._advance()
         self._write()
 
     def data_loaded(self) -> None:
@@ -81,17 +82,6 @@ class ProgressRecorder:
         else:
             self.state["step"] = f"failed during: {self.state['step']}"
         self.run.progress = dict(self.state)
-
-    def _record(self, message: str) -> None:
-        messages = [*self.state["messages"], message][-PROGRESS_MESSAGES:]  # type: ignore[misc]
-        self.state["messages"] = messages
-        self.state["step"] = message
-        if message.startswith("hj with "):
-            if self._hj_open:
-                self._advance()
-            self._hj_open = True
-        elif (" computed, " in message and message.endswith(" s")) or ": unavailable: " in message:
-            self._advance()
 
     def _advance(self) -> None:
         self.state["done"] = min(int(self.state["done"]) + 1, int(self.state["total"]))  # type: ignore[call-overload]
@@ -116,11 +106,11 @@ def _execute(
     *,
     cache: DistanceCache | None,
     progress: Progress | None,
-    keep_parameters: dict[str, object] | None = None,
-) -> None:
+) -> RunResult:
     """Score the run's dataset (HJ from its study minus ``run.excluded_raters``) and finish the row: ``done`` with
     the run document, or ``failed`` with the error (the exception is then re-raised with a note naming the run).
-    The stored parameters stay as they were on failure; ``keep_parameters`` are kept next to the document's."""
+    ``run.parameters`` (the request, written when the row was created) is not changed. Returns the in-memory
+    result, whose floats keep NaN."""
     study = run.study if options.aux else None
     full_report = run.kind == MetaevalRun.Kind.REPORT
     steps = 1 + len(options.measures) + (len(options.aux) if study else 0) + (1 if full_report else 0)
@@ -139,7 +129,7 @@ def _execute(
             data = studies.prepare_study(corpus, options, ratings=ratings, cache=cache, progress=recorder)
             assert data.result is not None
             result = data.result
-            recorder("report: studies and statistics")
+            recorder(ProgressEvent("info", "report", "report: studies and statistics"))
             run.report = build_report(
                 data, params=options.params, seed=int(run.seed or 0), rating_rows=rating_rows,
                 excluded_raters=run.excluded_raters or (), progress=recorder, **_report_settings(run.parameters),
@@ -155,26 +145,20 @@ def _execute(
         exc.add_note(f"stored as failed metaeval run {run.pk}")
         raise
     document = run_document(result)
-    for name in ("parameters", "versions", "timings", "scores", "hj_counts", "distances", "unavailable"):
+    for name in ("versions", "timings", "scores", "hj_counts", "distances", "unavailable"):
         setattr(run, name, document[name])
-    if keep_parameters:
-        run.parameters = {**document["parameters"], **keep_parameters}  # type: ignore[dict-item]
     run.measure_models = document["models"]
     run.status = MetaevalRun.Status.DONE
     run.finished_at = timezone.now()
     recorder.finish(ok=True)
     run.save()
-    run.result = result  # type: ignore[attr-defined]
-
-
-#: report settings a run may carry in ``parameters["report"]`` (defaults: build_report's)
-REPORT_SETTINGS = ("n_boot", "resample", "confidence", "betas", "stability_samples", "stability_levels",
-                   "n_permutations", "missing_system", "permutation_alternative")
+    return result
 
 
 def _report_settings(parameters: Mapping[str, object]) -> dict[str, object]:
+    """The report settings a run carries in ``parameters["report"]`` (checked when it was queued)."""
     given = parameters.get("report") or {}
-    return {key: given[key] for key in REPORT_SETTINGS if isinstance(given, Mapping) and key in given}
+    return check_report_settings(given) if isinstance(given, Mapping) else {}
 
 
 def run_execute(
@@ -190,10 +174,25 @@ def run_execute(
     store the run.
 
     The row is created first (status ``running``) and finished as ``done`` with everything
-    :func:`metaeval.cli.run_document` records, or as ``failed`` with the error message, after which the
-    exception is re-raised (with a note naming the run). The returned run also carries the in-memory
-    :class:`~metaeval.core.pipeline.RunResult` as ``run.result`` (not stored), whose floats keep NaN.
+    :func:`metaeval.core.records.run_document` records, or as ``failed`` with the error message, after which the
+    exception is re-raised (with a note naming the run). :func:`run_execute_with_result` also returns the
+    in-memory :class:`~metaeval.core.pipeline.RunResult`, whose floats keep NaN.
     """
+    return run_execute_with_result(
+        dataset=dataset, study=study, options=options, user=user, cache=cache, progress=progress
+    )[0]
+
+
+def run_execute_with_result(
+    *,
+    dataset: Dataset,
+    study: Study | None = None,
+    options: RunOptions,
+    user: AbstractBaseUser | None = None,
+    cache: DistanceCache | None = None,
+    progress: Progress | None = None,
+) -> tuple[MetaevalRun, RunResult]:
+    """:func:`run_execute`, returning the stored run and the in-memory result."""
     _check_study(dataset, study)
     now = timezone.now()
     run = MetaevalRun.objects.create(
@@ -203,8 +202,7 @@ def run_execute(
         parameters=options.as_dict(),
         started_at=now,
     )
-    _execute(run, options, cache=cache, progress=progress)
-    return run
+    return run, _execute(run, options, cache=cache, progress=progress)
 
 
 def run_enqueue(
@@ -241,14 +239,9 @@ def run_enqueue(
         raise ValueError("nothing to score: no measure and no auxiliary measure")
     if kind not in MetaevalRun.Kind.values:
         raise ValueError(f"unknown run kind {kind!r}; choose from {', '.join(MetaevalRun.Kind.values)}")
-    parameters = _stored_parameters(options)
+    parameters = options.as_dict()
     if kind == MetaevalRun.Kind.REPORT:
-        unknown_settings = sorted(set(report or {}) - set(REPORT_SETTINGS))
-        if unknown_settings:
-            choices = ", ".join(REPORT_SETTINGS)
-            raise ValueError(f"unknown report setting {unknown_settings[0]!r}; choose from {choices}")
-        check_report_settings(report or {})
-        parameters["report"] = dict(report or {})
+        parameters["report"] = check_report_settings(report or {})
         seed = secrets.randbelow(2**31) if seed is None else seed
     return MetaevalRun.objects.create(
         dataset=dataset,
@@ -277,10 +270,6 @@ def run_repeat(run: MetaevalRun, *, user: AbstractBaseUser | None = None) -> Met
         kind=run.kind,
         report=parameters.get("report") if run.kind == MetaevalRun.Kind.REPORT else None,  # type: ignore[arg-type]
     )
-
-
-def _stored_parameters(options: RunOptions) -> dict[str, object]:
-    return {**options.as_dict(), "skip_unavailable": options.skip_unavailable, "workers": options.workers}
 
 
 def run_launch(run: MetaevalRun) -> None:
@@ -370,13 +359,12 @@ def run_process(
         run.status, run.error, run.finished_at = MetaevalRun.Status.FAILED, str(exc), timezone.now()
         run.save(update_fields=["status", "error", "finished_at"])
         return run
-    keep = {key: parameters[key] for key in EXECUTION_KEYS if key in parameters}
     try:
         if use_cache:
             with DistanceCache(cache_dir) as cache:
-                _execute(run, options, cache=cache, progress=progress, keep_parameters=keep)
+                _execute(run, options, cache=cache, progress=progress)
         else:
-            _execute(run, options, cache=None, progress=progress, keep_parameters=keep)
+            _execute(run, options, cache=None, progress=progress)
     except Exception as exc:  # stored on the run by _execute (or here, when the cache could not open)
         if run.status != MetaevalRun.Status.FAILED:
             run.status, run.error, run.finished_at = MetaevalRun.Status.FAILED, str(exc), timezone.now()

@@ -17,16 +17,19 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
 from metaeval import selectors, services
-from metaeval.cli import table_columns, write_csv
+from metaeval.cli import REPORT_BETA
 from metaeval.core.measures.registry import LEXICAL, MEASURES, NEURAL
-from metaeval.core.perseval import Params
-from metaeval.core.pipeline import COLUMNS, RunOptions
+from metaeval.core.perseval import PARAMETERS, Params
+from metaeval.core.pipeline import COLUMNS, DEFAULT_AUX, RunOptions
+from metaeval.core.records import table_columns, write_csv
+from metaeval.core.report import REPORT_OPTIONS
 from metaeval.models import MetaevalRun
+from metaeval.option_fields import form_field
 from survey.models import Dataset, Study
 from survey.research_views import researcher_required
 
-DEFAULT_AUX = ["rouge_l"]  # as manage.py metaeval_run: HJ with ROUGE-L when a study is chosen without aux measures
-BETA_RANGE = (-10.0, 10.0)  # EDP's beta is an exponent of 10 (S_{a,b}); beyond this the sigmoid saturates
+PARAMETER = {option.name: option for option in PARAMETERS}
+REPORT_OPTION = {option.name: option for option in REPORT_OPTIONS}
 FLOAT_COLUMNS = ("egises", "degress", "perseval", "accuracy", "p_acc", "egises_accuracy")
 PLOTLY_JS = "vendor/plotly-4.1.2.min.js"  # `make plotly` (the Makefile's PLOTLY_VERSION)
 REPORT_JS = "metaeval/report.js"
@@ -57,9 +60,7 @@ class RunForm(forms.Form):
         widget=forms.CheckboxSelectMultiple,
         help_text="Need a study; with a study and none checked, ROUGE-L.",
     )
-    beta = forms.FloatField(
-        initial=1.7, min_value=BETA_RANGE[0], max_value=BETA_RANGE[1], help_text="EDP beta (the paper's 1.7)."
-    )
+    beta = form_field(PARAMETER["beta"], initial=REPORT_BETA, default=REPORT_BETA, label="EDP beta")
     compat = forms.BooleanField(required=False, label="Authors' compatibility mode (--compat authors)")
     missing = forms.ChoiceField(
         choices=[("error", "fail the run"), ("drop", "drop the reader")], initial="error",
@@ -69,13 +70,9 @@ class RunForm(forms.Form):
         required=False, initial=True, label="Full report",
         help_text="Bootstrap CIs, permutation tests, beta ablation, stability, Borda-Kendall, rater agreement.",
     )
-    n_boot = forms.IntegerField(
-        required=False, initial=1000, min_value=100, max_value=20000, label="Bootstrap samples"
-    )
-    resample = forms.ChoiceField(
-        choices=[("both", "systems and documents"), ("systems", "systems"), ("documents", "documents")],
-        initial="both", required=False, label="Bootstrap resamples",
-    )
+    n_boot = form_field(REPORT_OPTION["n_boot"], required=False, initial=REPORT_OPTION["n_boot"].default,
+                        label="Bootstrap samples")
+    resample = form_field(REPORT_OPTION["resample"], required=False, label="Bootstrap resamples")
     seed = forms.IntegerField(required=False, min_value=0, max_value=2**62, help_text="Empty: a fresh seed, stored.")
     exclude_raters = forms.CharField(
         required=False,
@@ -131,7 +128,7 @@ def run_list(request: HttpRequest) -> HttpResponse:
                 dataset=data["dataset"], study=data["study"], options=form.run_options(), user=request.user,
                 exclude_raters=data["exclude_raters"], seed=data.get("seed"),
                 kind=MetaevalRun.Kind.REPORT if data.get("full_report") else MetaevalRun.Kind.SCORES,
-                report={"n_boot": data.get("n_boot") or 1000, "resample": data.get("resample") or "both"}
+                report={name: data[name] for name in ("n_boot", "resample") if data.get(name) not in (None, "")}
                 if data.get("full_report") else None,
             )
             services.run_launch(run)

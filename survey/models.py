@@ -8,6 +8,7 @@ slots, and a slot is held by at most one unreleased assignment (a database const
 from __future__ import annotations
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
@@ -27,6 +28,20 @@ DEFAULT_SCALE_LABELS = [
 
 def default_scale_labels() -> list[str]:
     return list(DEFAULT_SCALE_LABELS)
+
+
+def validate_scale_labels(value: object) -> None:
+    """The one rating scale: exactly one non-empty label per point of RATING_MIN..RATING_MAX (1..6). The
+    database constraint on ratings, the questionnaire and the PerSEval-HJ distance all use that scale, so a
+    study with another number of labels is refused here rather than scored on a wrong scale."""
+    points = RATING_MAX - RATING_MIN + 1
+    if not isinstance(value, list) or not all(isinstance(label, str) and label.strip() for label in value):
+        raise ValidationError(f"scale_labels must be a list of {points} non-empty labels (text); got {value!r}")
+    if len(value) != points:
+        raise ValidationError(
+            f"scale_labels must have exactly {points} labels, one per rating from {RATING_MIN} to {RATING_MAX} "
+            f"(the rating scale is fixed); got {len(value)}"
+        )
 
 
 class Dataset(models.Model):
@@ -129,7 +144,7 @@ class Study(models.Model):
     systems = models.ManyToManyField(System, related_name="studies", blank=True)
     instructions = models.TextField(blank=True)
     disclaimer = models.TextField(blank=True)
-    scale_labels = models.JSONField(default=default_scale_labels)
+    scale_labels = models.JSONField(default=default_scale_labels, validators=[validate_scale_labels])
     systems_per_questionnaire = models.PositiveSmallIntegerField(default=5, validators=[MinValueValidator(1)])
     raters_per_questionnaire = models.PositiveSmallIntegerField(default=2, validators=[MinValueValidator(1)])
     assignment_timeout_minutes = models.PositiveIntegerField(default=60, validators=[MinValueValidator(1)])

@@ -15,6 +15,8 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from metaeval.core.options import Option
+
 NAN = float("nan")
 PAIR_EPSILON = 1e-5
 """epsilon in the min/max proportion of eq. 1 (conventions sec. 4.4)."""
@@ -22,6 +24,22 @@ PENALTY_EPSILON = 1e-7
 """epsilon in ADP, ACP and EDP (eq. 4-6; conventions sec. 6), also added to EDP."""
 
 Pair = tuple[str, str]
+
+
+#: S_{a,b}(x) = 1 / (1 + 10^a exp(-10^b x)) takes 10**a and 10**b: beyond +-10 it is a step function (or overflows)
+EXPONENT_BOUNDS = (-10.0, 10.0)
+#: the hyper-parameters of :class:`Params`, in its field order (conventions sec. 6)
+PARAMETERS: tuple[Option, ...] = (
+    Option("alpha", 3.0, "EDP alpha (exponent of S_{alpha,beta})", low=EXPONENT_BOUNDS[0], high=EXPONENT_BOUNDS[1]),
+    Option("beta", 1.0, "EDP beta (exponent of S_{alpha,beta}; the paper's optimum is 1.7)",
+           low=EXPONENT_BOUNDS[0], high=EXPONENT_BOUNDS[1]),
+    Option("gamma", 4.0, "ADP/ACP gamma", low=EXPONENT_BOUNDS[0], high=EXPONENT_BOUNDS[1]),
+    Option("delta", 1.0, "ADP/ACP delta", low=EXPONENT_BOUNDS[0], high=EXPONENT_BOUNDS[1]),
+    Option("pacc_alpha", 0.5, "P-Acc alpha (weight of the personalization penalty, eq. 3)"),
+    Option("pacc_beta", 1.0, "P-Acc beta (slope of its sigmoid, eq. 3)"),
+    Option("simplified", False, "proportions of raw distances (the reference's simplified_flag)", kind=bool),
+)
+_DEFAULT = {option.name: option.default for option in PARAMETERS}
 
 
 @dataclass(frozen=True)
@@ -32,19 +50,22 @@ class Params:
     ``simplified_flag``: proportions of raw distances instead of X and Y.
     """
 
-    alpha: float = 3.0
-    beta: float = 1.0
-    gamma: float = 4.0
-    delta: float = 1.0
-    pacc_alpha: float = 0.5
-    pacc_beta: float = 1.0
-    simplified: bool = False
+    alpha: float = _DEFAULT["alpha"]
+    beta: float = _DEFAULT["beta"]
+    gamma: float = _DEFAULT["gamma"]
+    delta: float = _DEFAULT["delta"]
+    pacc_alpha: float = _DEFAULT["pacc_alpha"]
+    pacc_beta: float = _DEFAULT["pacc_beta"]
+    simplified: bool = _DEFAULT["simplified"]
+
+    def __post_init__(self) -> None:
+        """Every field checked (and numbers made floats) by its :data:`PARAMETERS` entry: the one validation
+        of the command line, the run form and the API (:class:`~metaeval.core.options.OptionError` names it)."""
+        for option in PARAMETERS:
+            object.__setattr__(self, option.name, option.check(getattr(self, option.name)))
 
     def as_dict(self) -> dict[str, float | bool]:
-        return {
-            "alpha": self.alpha, "beta": self.beta, "gamma": self.gamma, "delta": self.delta,
-            "pacc_alpha": self.pacc_alpha, "pacc_beta": self.pacc_beta, "simplified": self.simplified,
-        }
+        return {option.name: getattr(self, option.name) for option in PARAMETERS}
 
 
 @dataclass

@@ -10,6 +10,7 @@ import platform
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 from metaeval.core.cache import DistanceCache
 from metaeval.core.corpus import Corpus, Missing, RatingTable
@@ -17,7 +18,7 @@ from metaeval.core.distances import ComputeStats, compute, corpus_doc_pairs, pla
 from metaeval.core.human import HumanCounts, human_doc_pairs, plan_human
 from metaeval.core.measures.base import Measure, MeasureUnavailable
 from metaeval.core.measures.registry import get_measure
-from metaeval.core.perseval import DocPairs, Params, SystemScore, score_system
+from metaeval.core.perseval import PARAMETERS, DocPairs, Params, SystemScore, score_system
 
 COLUMNS = (
     "system", "measure", "egises", "degress", "perseval", "accuracy",
@@ -25,9 +26,29 @@ COLUMNS = (
 )
 """Score table columns; the first six are fixed by the CLI contract."""
 HJ_PREFIX = "hj:"
+#: the auxiliary measure of the HJ variants when ratings are given and no auxiliary measure is named
+DEFAULT_AUX = ("rouge_l",)
 PACKAGES = ("numpy", "scipy", "rapidfuzz", "nltk", "rouge-score", "torch", "transformers", "tokenizers")
 
-Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class ProgressEvent:
+    """What a run reports as it goes, for progress bars and logs: ``kind`` is ``"started"`` or ``"finished"``
+    (a step: a measure's distances, ``hj:<measure>``, a report section) or ``"info"``; ``step`` names the step;
+    ``message`` is the line a person reads (``str(event)``); ``counts`` the numbers of a finished step
+    (``computed``, ``cached``, ``seconds``; ``unavailable`` = 1 for a measure that could not run)."""
+
+    kind: Literal["started", "finished", "info"]
+    step: str
+    message: str
+    counts: Mapping[str, float] = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        return self.message
+
+
+Progress = Callable[[ProgressEvent], None]
 
 
 @dataclass
@@ -69,17 +90,18 @@ class RunOptions:
             "missing": self.missing, "aux": list(self.aux),
             "systems": list(self.systems) if self.systems is not None else None, "preprocess": self.preprocess,
             "measure_options": {name: dict(opts) for name, opts in self.measure_options.items() if opts},
+            "workers": self.workers, "skip_unavailable": self.skip_unavailable,
         }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, object]) -> RunOptions:
-        """The options :meth:`as_dict` describes (``from_dict(o.as_dict()) == o`` up to ``workers`` and
-        ``skip_unavailable``, which ``as_dict`` leaves out: read here when ``data`` has them, else defaults).
-        Missing keys take the defaults; unknown keys are ignored; a wrong type raises ``ValueError``."""
+        """The options :meth:`as_dict` describes: ``from_dict(o.as_dict()) == o``. Missing keys take the
+        defaults; unknown keys are ignored; a wrong type or a parameter out of its bounds raises ``ValueError``
+        (an :class:`~metaeval.core.options.OptionError` for a parameter)."""
         defaults = cls()
         try:
-            given = {name: data[name] for name in Params().as_dict() if data.get(name) is not None}
-            params = Params(**{name: bool(v) if name == "simplified" else float(v) for name, v in given.items()})
+            params = Params(**{option.name: data[option.name] for option in PARAMETERS
+                               if data.get(option.name) is not None})
             systems = data.get("systems")
             workers = data.get("workers")
             return cls(
@@ -186,7 +208,7 @@ def run_scores(
             if not options.skip_unavailable:
                 raise
             unavailable[name] = str(exc)
-            say(f"{name}: unavailable: {exc}")
+            say(ProgressEvent("finished", name, f"{name}: unavailable: {exc}", {"unavailable": 1}))
             return None
         return measure
 
@@ -194,12 +216,13 @@ def run_scores(
         plan = plan_corpus(corpus, options.systems, missing=options.missing, transform=transform)
         text_pairs = plan.text_pairs()
         timings["plan"] = time.perf_counter() - started
-        say(f"{len(plan.systems)} systems, {len(text_pairs)} unique text pairs")
+        say(ProgressEvent("info", "plan", f"{len(plan.systems)} systems, {len(text_pairs)} unique text pairs",
+                          {"systems": len(plan.systems), "text_pairs": len(text_pairs)}))
     for name in options.measures:
         measure = ready(name, text_pairs)
         if measure is None:
             continue
-        say(f"{measure.label}: distances")
+        say(ProgressEvent("started", name, f"{measure.label}: distances"))
         distance, stat = compute(measure, text_pairs, cache=cache, workers=options.workers)
         stats.append(stat)
         scoring = time.perf_counter()
@@ -210,7 +233,10 @@ def run_scores(
             rows.append(ScoreRow(system, name, score_system(docs, options.params)))
         timings[f"score:{name}"] = time.perf_counter() - scoring
         timings[f"distances:{name}"] = stat.seconds
-        say(f"{measure.label}: {stat.computed} computed, {stat.cached} cached, {stat.seconds:.2f} s")
+        say(ProgressEvent(
+            "finished", name, f"{measure.label}: {stat.computed} computed, {stat.cached} cached, {stat.seconds:.2f} s",
+            {"computed": stat.computed, "cached": stat.cached, "seconds": stat.seconds},
+        ))
     hj_counts: dict[str, dict[str, HumanCounts]] = {}
     if ratings is not None and options.aux:
         human = plan_human(corpus, ratings, compat=options.compat, systems=options.systems, transform=transform)
@@ -219,10 +245,10 @@ def run_scores(
             measure = ready(name, aux_pairs)
             if measure is None:
                 continue
-            say(f"hj with {measure.label}")
+            label = HJ_PREFIX + name
+            say(ProgressEvent("started", label, f"hj with {measure.label}"))
             aux, stat = compute(measure, aux_pairs, cache=cache, workers=options.workers)
             stats.append(stat)
-            label = HJ_PREFIX + name
             hj_counts[label] = {}
             for system in human.systems:
                 docs, counts = human_doc_pairs(human, system, aux)
@@ -235,5 +261,9 @@ def run_scores(
                         counts.skipped_no_user_pair + counts.skipped_no_document_distance,
                     )
                 )
+            say(ProgressEvent(
+                "finished", label, f"hj with {measure.label}: {stat.computed} computed, {stat.cached} cached",
+                {"computed": stat.computed, "cached": stat.cached, "seconds": stat.seconds},
+            ))
     timings["total"] = time.perf_counter() - started
     return RunResult(rows, options, stats, timings, hj_counts, versions(), unavailable, models)

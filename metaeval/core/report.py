@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 import numpy as np
@@ -25,8 +25,9 @@ import numpy as np
 from metaeval.core import raters as rater_stats
 from metaeval.core import resampling, studies
 from metaeval.core.corpus import Corpus
-from metaeval.core.perseval import Params
-from metaeval.core.pipeline import HJ_PREFIX
+from metaeval.core.options import Option, check_all
+from metaeval.core.perseval import EXPONENT_BOUNDS, Params
+from metaeval.core.pipeline import HJ_PREFIX, Progress, ProgressEvent
 
 BETAS = tuple(round(1.0 + 0.1 * step, 1) for step in range(11))
 METHODS = ("pearson", "spearman", "kendall")
@@ -35,20 +36,33 @@ _SEEDS = {"leaderboard": 1, "correlations": 2, "permutations": 3, "stability_pap
           "raters": 6}
 
 
-#: the report settings whose value is one of a few words, and those words
-CHOICE_SETTINGS: dict[str, tuple[str, ...]] = {
-    "resample": resampling.RESAMPLES,
-    "missing_system": resampling.MISSING_SYSTEM_RULES,
-    "permutation_alternative": resampling.ALTERNATIVES,
-}
+#: the report's settings: type, bounds or choices, default (build_report's keywords; the CLI's ``report --full``
+#: and ``manage.py metaeval_report`` flags, the run form's and the API's ``report`` are built from this table)
+REPORT_OPTIONS: tuple[Option, ...] = (
+    Option("n_boot", 1000, "bootstrap samples", kind=int, low=1, high=1_000_000),
+    Option("resample", "both", "what the correlation bootstrap and the permutation tests resample", kind=str,
+           choices=resampling.RESAMPLES),
+    Option("confidence", 0.95, "confidence level of the intervals", low=0.5, high=0.999),
+    Option("betas", BETAS, "EDP betas of the ablation", low=EXPONENT_BOUNDS[0], high=EXPONENT_BOUNDS[1], many=True),
+    Option("stability_samples", 10, "subsamples per stability level", kind=int, low=1, high=100_000),
+    Option("stability_levels", (80, 60, 40, 20), "stability levels, percent of the documents kept", kind=int,
+           low=1, high=100, many=True),
+    Option("n_permutations", 1000, "permutations per test", kind=int, low=1, high=1_000_000),
+    Option("missing_system", resampling.MISSING_SYSTEM_RULES[0],
+           "a bootstrap sample in which a drawn system has no drawn document: discard the sample (SacreROUGE's "
+           "rule) or correlate it without that system", kind=str, choices=resampling.MISSING_SYSTEM_RULES,
+           flag_name="--bootstrap-missing"),
+    Option("permutation_alternative", resampling.ALTERNATIVES[0],
+           "permutation tests one-sided per ordered pair (H1: r(A,H) > r(B,H)) or two-sided per unordered pair "
+           "(|delta*| >= |delta|)", kind=str, choices=resampling.ALTERNATIVES),
+)
+_DEFAULT = {option.name: option.default for option in REPORT_OPTIONS}
 
 
-def check_settings(settings: Mapping[str, object]) -> None:
-    """Raise ``ValueError`` naming the first of :data:`CHOICE_SETTINGS` in ``settings`` whose value is not one of
-    its words (other keys are not looked at)."""
-    for name, choices in CHOICE_SETTINGS.items():
-        if name in settings and settings[name] not in choices:
-            raise ValueError(f"{name} must be one of {', '.join(choices)}; got {settings[name]!r}")
+def check_settings(settings: Mapping[str, object]) -> dict[str, Any]:
+    """``settings`` checked against :data:`REPORT_OPTIONS` (:class:`~metaeval.core.options.OptionError` names an
+    unknown setting or a bad value); the converted values of those given."""
+    return check_all(REPORT_OPTIONS, settings, what="report setting")
 
 
 def build_report(
@@ -57,17 +71,17 @@ def build_report(
     params: Params,
     seed: int,
     rating_rows: Sequence[Mapping[str, Any]] | None = None,
-    n_boot: int = 1000,
-    resample: str = "both",
-    confidence: float = 0.95,
-    betas: Sequence[float] = BETAS,
-    stability_samples: int = 10,
-    stability_levels: Sequence[int] = (80, 60, 40, 20),
-    n_permutations: int = 1000,
+    n_boot: int = _DEFAULT["n_boot"],
+    resample: str = _DEFAULT["resample"],
+    confidence: float = _DEFAULT["confidence"],
+    betas: Sequence[float] = _DEFAULT["betas"],
+    stability_samples: int = _DEFAULT["stability_samples"],
+    stability_levels: Sequence[int] = _DEFAULT["stability_levels"],
+    n_permutations: int = _DEFAULT["n_permutations"],
     excluded_raters: Sequence[str] = (),
-    missing_system: str = resampling.MISSING_SYSTEM_RULES[0],
-    permutation_alternative: str = resampling.ALTERNATIVES[0],
-    progress: Callable[[str], None] | None = None,
+    missing_system: str = _DEFAULT["missing_system"],
+    permutation_alternative: str = _DEFAULT["permutation_alternative"],
+    progress: Progress | None = None,
 ) -> dict[str, Any]:
     """Everything the report page shows, for the measures and HJ labels in ``data``.
 
@@ -75,14 +89,18 @@ def build_report(
     (``"discard-sample"``, SacreROUGE's, or ``"drop-system"``); ``permutation_alternative`` is ``"greater"``
     (one row per ordered pair A, B: H1 r(A, HJ) > r(B, HJ)) or ``"two-sided"`` (one row per unordered pair).
     """
-    check_settings({"resample": resample, "missing_system": missing_system,
-                    "permutation_alternative": permutation_alternative})
+    check_settings({
+        "n_boot": n_boot, "resample": resample, "confidence": confidence, "betas": betas,
+        "stability_samples": stability_samples, "stability_levels": stability_levels,
+        "n_permutations": n_permutations, "missing_system": missing_system,
+        "permutation_alternative": permutation_alternative,
+    })
     say = progress or (lambda message: None)
     scores = studies.score(data, params)
     auto = [label for label in data.labels if not label.startswith(HJ_PREFIX)]
     human = [label for label in data.labels if label.startswith(HJ_PREFIX)]
     tables: dict[str, list[dict[str, Any]]] = {}
-    say("report: scores and benchmark tables")
+    say(ProgressEvent("info", "report", "report: scores and benchmark tables"))
     leaderboard, tables["scores"] = _leaderboard(scores, n_boot, confidence, seed + _SEEDS["leaderboard"])
     for name, rows in studies.benchmark_tables(scores, include_hj=True).items():
         tables[f"table_{name}"] = rows
@@ -98,7 +116,7 @@ def build_report(
         "leaderboard_label": "PerSEval",
     }
     if auto and human:
-        say("report: correlation grid with bootstrap intervals")
+        say(ProgressEvent("info", "report", "report: correlation grid with bootstrap intervals"))
         report["correlations"], tables["correlations"] = _correlations(
             scores, auto, human, resample=resample, n_boot=n_boot, confidence=confidence,
             seed=seed + _SEEDS["correlations"], missing_system=missing_system,
@@ -108,7 +126,7 @@ def build_report(
             scores, auto, human, resample=resample, n=n_permutations, seed=seed + _SEEDS["permutations"],
             alternative=permutation_alternative,
         )
-        say("report: beta ablation")
+        say(ProgressEvent("info", "report", "report: beta ablation"))
         ablation = studies.beta_ablation(data, betas=np.asarray(betas, dtype=float), params=params)
         tables["beta_ablation"] = [_flat(row) for row in ablation]
         report["beta_ablation"] = [
@@ -123,7 +141,7 @@ def build_report(
         report["beta_method"] = "pearson"
     if auto:
         tables["rank_agreement"] = [_flat(studies.rank_agreement(scores, measure)) for measure in auto]
-        say("report: stability (paper and authors' definitions)")
+        say(ProgressEvent("info", "report", "report: stability (paper and authors' definitions)"))
         stability_rows: list[dict[str, Any]] = []
         summary: list[dict[str, Any]] = []
         for definition in ("paper", "authors"):
@@ -143,7 +161,7 @@ def build_report(
         report["stability_label"] = "epsilon-rank stability (mean Spearman with the full-data ranking)"
         report["stability_axis"] = "Spearman"
     if rating_rows:
-        say("report: rater agreement")
+        say(ProgressEvent("info", "report", "report: rater agreement"))
         report["raters"], tables["raters"], tables["rater_agreement"] = _raters(
             rating_rows, corpus=data.corpus, n_boot=n_boot, confidence=confidence, seed=seed + _SEEDS["raters"]
         )

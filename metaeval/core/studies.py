@@ -45,7 +45,7 @@ from metaeval.core.cache import DistanceCache
 from metaeval.core.corpus import Corpus, RatingTable
 from metaeval.core.correlation import correlate, correlation_grid
 from metaeval.core.perseval import DocPairs, Params, Row, SystemScore, document_rows, score_rows
-from metaeval.core.pipeline import HJ_PREFIX, RunOptions, RunResult, run_scores
+from metaeval.core.pipeline import HJ_PREFIX, Progress, RunOptions, RunResult, run_scores
 
 __all__ = [
     "DOCUMENT_COLUMNS",
@@ -148,7 +148,7 @@ def prepare_study(
     *,
     ratings: RatingTable | None = None,
     cache: DistanceCache | None = None,
-    progress: Callable[[str], None] | None = None,
+    progress: Progress | None = None,
 ) -> StudyData:
     """Compute the run's distances once and keep the :class:`DocPairs` behind every score.
 

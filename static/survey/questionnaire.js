@@ -1,4 +1,5 @@
-// Progressive enhancement for the questionnaire page: progress indicator, active pair, keys 1-6.
+// Progressive enhancement for the questionnaire page: progress indicator, active pair, a digit key rates the
+// active pair with that point of the scale (the scale is the radio buttons the page has: 1-6).
 // The form works fully without this script.
 (function () {
   "use strict";
@@ -42,14 +43,12 @@
     var tag = (e.target && e.target.tagName) || "";
     if (tag === "TEXTAREA" || (tag === "INPUT" && e.target.type === "text")) return;
     var k = e.key;
-    if (k >= "1" && k <= "6") {
-      var input = pairs[active].querySelector("input[type=radio][value='" + k + "']");
-      if (input) {
-        input.checked = true;
-        input.focus({ preventScroll: true });
-        input.dispatchEvent(new Event("change", { bubbles: true }));
-        e.preventDefault();
-      }
+    var input = /^[0-9]$/.test(k) ? pairs[active].querySelector("input[type=radio][value='" + k + "']") : null;
+    if (input) {
+      input.checked = true;
+      input.focus({ preventScroll: true });
+      input.dispatchEvent(new Event("change", { bubbles: true }));
+      e.preventDefault();
     } else if (k === "j" || k === "ArrowDown" && e.shiftKey) {
       activate(active + 1, true);
     } else if (k === "k" || k === "ArrowUp" && e.shiftKey) {

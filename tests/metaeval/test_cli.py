@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from metaeval.cli import main, number
+from metaeval.cli import main
+from metaeval.core.records import number
 
 ROOT = Path(__file__).resolve().parents[2]
 DATASET = str(ROOT / "fixtures" / "demo" / "consolidated.jsonl")
@@ -188,3 +189,25 @@ def test_report_full_options_need_full(tmp_path):
     code, out, err = run("report", DATASET, "--measures", "rouge_l", "--seed", "3", "--no-cache",
                          "--out-dir", str(tmp_path))
     assert code == 2 and out == "" and "--seed needs --full" in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["score", DATASET, "--beta", "11"], "argument --beta: beta must be a finite number from -10 to 10; got '11'"),
+        (["score", DATASET, "--pacc-alpha", "nan"],
+         "argument --pacc-alpha: pacc_alpha must be a finite number; got 'nan'"),
+        (["report", DATASET, "--full", "--n-boot", "0"],
+         "argument --n-boot: n_boot must be an integer from 1 to 1000000; got '0'"),
+        (["report", DATASET, "--full", "--betas", "1,x"],
+         "argument --betas: betas must be a finite number from -10 to 10; got 'x'"),
+        (["report", DATASET, "--full", "--bootstrap-missing", "keep"],
+         "argument --bootstrap-missing: missing_system must be one of discard-sample, drop-system; got 'keep'"),
+    ],
+)
+def test_parameters_are_checked_by_their_one_definition(argv, message, capsys):
+    """The flags come from metaeval.core.perseval.PARAMETERS and report.REPORT_OPTIONS, whose check also runs in
+    Params, the run form and the API (the same words there, tested with them)."""
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+    assert exited.value.code == 2 and message in capsys.readouterr().err

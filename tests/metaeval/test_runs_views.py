@@ -13,9 +13,9 @@ from django.contrib.auth.models import Group, User
 from django.test import Client
 
 from metaeval import selectors, services
-from metaeval.cli import write_csv
 from metaeval.core.perseval import Params
 from metaeval.core.pipeline import COLUMNS, RunOptions
+from metaeval.core.records import write_csv
 from metaeval.models import MetaevalRun
 from survey import selectors as survey_selectors
 from survey import services as survey_services
@@ -123,7 +123,7 @@ def test_start_a_run_from_the_page(client, study, researcher):
 
     # the same numbers as scoring at once with the same options
     options = RunOptions(measures=["rouge_l", "jsd"], aux=["rouge_l"], params=Params(beta=1.7), skip_unavailable=True)
-    direct = services.run_execute(dataset=study.dataset, study=study, options=options)
+    direct, direct_result = services.run_execute_with_result(dataset=study.dataset, study=study, options=options)
     assert run.scores == direct.scores and run.hj_counts == direct.hj_counts and run.data_hash == direct.data_hash
     assert RunOptions.from_dict(run.parameters) == options
 
@@ -137,7 +137,7 @@ def test_start_a_run_from_the_page(client, study, researcher):
     scores = client.get(f"/research/runs/{run.pk}/scores.csv")
     assert scores["Content-Disposition"] == f'attachment; filename="run-{run.pk}-scores.csv"'
     expected = io.StringIO()
-    write_csv(direct.result.table(), COLUMNS, expected)
+    write_csv(direct_result.table(), COLUMNS, expected)
     assert scores.content.decode() == expected.getvalue()  # what `python -m metaeval score` prints
 
     record = client.get(f"/research/runs/{run.pk}/run.json").json()
@@ -159,9 +159,9 @@ def test_a_study_without_aux_measures_gets_rouge_l(client, study):
         ({"study": "elsewhere"}, "study", 'rates dataset "other", not "tiny"'),
         ({"study": "no-such-study"}, "study", "Select a valid choice"),
         ({"study": ""}, "aux", "Aux measures (HJ) need a study"),
-        ({"beta": "steep"}, "beta", "Enter a number"),
-        ({"beta": "nan"}, "beta", "Enter a number"),
-        ({"beta": "100"}, "beta", "less than or equal to 10"),
+        ({"beta": "steep"}, "beta", "beta must be a finite number from -10 to 10"),
+        ({"beta": "nan"}, "beta", "beta must be a finite number from -10 to 10"),
+        ({"beta": "100"}, "beta", "beta must be a finite number from -10 to 10"),
         ({"measures": [], "aux": [], "study": ""}, "measures", "Choose at least one measure"),
         ({"measures": ["rouge_l", "bogus"]}, "measures", "Select a valid choice"),
         ({"exclude_raters": "P1, x7"}, "exclude_raters", "not a rater id: x7"),

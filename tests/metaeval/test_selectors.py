@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from django.core.exceptions import ValidationError
 
 from metaeval import selectors
 from metaeval.core.corpus import REFERENCE
@@ -104,13 +105,21 @@ def test_ratings_for_study_maps_the_export_rows(study, tmp_path):
     ]
 
 
-def test_ratings_scale_follows_the_study_labels(study):
-    assert selectors.study_scale(study=study) == (1, 6)
-    study.scale_labels = ["no", "a bit", "mostly", "yes"]
-    assert selectors.study_scale(study=study) == (1, 4)
-    study.scale_labels = []
+def test_one_rating_scale_and_studies_with_other_labels_are_refused(study):
+    """The scale is 1..6 everywhere (ratings' constraint, questionnaire, HJ distance); scale_labels must match it."""
     assert selectors.study_scale(study=study) == (1, 6)
     assert len(selectors.ratings_for_study(study=study)) == 0
+    study.full_clean()
+    for labels, words in [
+        (["no", "a bit", "mostly", "yes"], "must have exactly 6 labels, one per rating from 1 to 6"),
+        ([f"l{i}" for i in range(7)], "must have exactly 6 labels"),
+        (["a", "b", "c", "d", "e", " "], "must be a list of 6 non-empty labels"),
+        ("1-6", "must be a list of 6 non-empty labels"),
+    ]:
+        study.scale_labels = labels
+        with pytest.raises(ValidationError) as caught:
+            study.full_clean()
+        assert words in str(caught.value.message_dict["scale_labels"])
 
 
 def test_data_hash_changes_with_any_text_or_rating(dataset):

@@ -7,10 +7,10 @@ import pytest
 from django.contrib.auth.models import AnonymousUser
 
 from metaeval import selectors, services
-from metaeval.cli import run_document
 from metaeval.core.corpus import DataError
 from metaeval.core.perseval import Params
-from metaeval.core.pipeline import COLUMNS, RunOptions
+from metaeval.core.pipeline import COLUMNS, ProgressEvent, RunOptions
+from metaeval.core.records import run_document
 from metaeval.models import MetaevalRun
 from survey.models import Summary
 from tests.conftest import build_dataset, build_study, complete_questionnaires, full_answers
@@ -30,12 +30,14 @@ def test_run_is_stored_with_everything(study, django_user_model):
         measures=["rouge_l"], aux=["rouge_l"], params=Params(beta=1.7), systems=["SysnameA", "SysnameB"]
     )
     messages: list[str] = []
-    run = services.run_execute(dataset=study.dataset, study=study, options=options, user=user, progress=messages.append)
+    run, result = services.run_execute_with_result(
+        dataset=study.dataset, study=study, options=options, user=user, progress=messages.append
+    )
 
     stored = MetaevalRun.objects.get(pk=run.pk)
     assert (stored.status, stored.error, stored.created_by, stored.study) == ("done", "", user, study)
     assert stored.finished_at >= stored.created_at and stored.seed is None
-    document = run_document(run.result)
+    document = run_document(result)
     for name in ("parameters", "versions", "timings", "scores", "hj_counts", "distances"):
         assert getattr(stored, name) == document[name], name
     assert stored.parameters["beta"] == 1.7 and stored.parameters["aux"] == ["rouge_l"]
@@ -55,8 +57,8 @@ def test_run_is_stored_with_everything(study, django_user_model):
 def test_nan_is_stored_as_null(db):
     # one reader per document: no reader pairs, so no rows and NaN scores
     dataset = build_dataset(name="single", docs=2, readers=1, systems=["SysnameA"])
-    run = services.run_execute(dataset=dataset, options=RunOptions(), user=AnonymousUser())
-    row = run.result.table()[0]
+    run, result = services.run_execute_with_result(dataset=dataset, options=RunOptions(), user=AnonymousUser())
+    row = result.table()[0]
     nan_columns = [key for key, value in row.items() if isinstance(value, float) and math.isnan(value)]
     stored = MetaevalRun.objects.get(pk=run.pk)
     assert stored.created_by is None and stored.data_hash
@@ -113,3 +115,26 @@ def test_ratings_from_another_study_stay_out(dataset):
     assert run.data_hash == selectors.data_hash(
         corpus=selectors.corpus_from_dataset(dataset=dataset), ratings=selectors.ratings_for_study(study=rated)
     )
+
+
+def test_progress_events_carry_kind_step_and_counts(study):
+    """The pipeline reports typed events; the recorder counts ``finished`` events, whatever the words say."""
+    rate_all(study, 4)
+    events: list[ProgressEvent] = []
+    options = RunOptions(measures=["rouge_l", "jsd"], aux=["rouge_l"], systems=["SysnameA"])
+    run = services.run_execute(dataset=study.dataset, study=study, options=options, progress=events.append)
+    assert [(event.kind, event.step) for event in events] == [
+        ("info", "plan"), ("started", "rouge_l"), ("finished", "rouge_l"), ("started", "jsd"), ("finished", "jsd"),
+        ("started", "hj:rouge_l"), ("finished", "hj:rouge_l"),
+    ]
+    finished = [event for event in events if event.kind == "finished"]
+    assert all({"computed", "cached", "seconds"} <= set(event.counts) for event in finished)
+    assert run.progress["done"] == run.progress["total"] == 1 + 3 and run.progress["step"] == "done"
+
+    recorder = services.ProgressRecorder(run, total=3)
+    recorder.data_loaded()
+    recorder(ProgressEvent("info", "plan", "quite different words"))
+    recorder(ProgressEvent("started", "x", "anything at all"))
+    assert recorder.state["done"] == 1
+    recorder(ProgressEvent("finished", "x", "no counting words here"))
+    assert recorder.state["done"] == 2 and recorder.state["step"] == "no counting words here"

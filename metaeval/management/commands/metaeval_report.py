@@ -11,8 +11,16 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from metaeval import services
-from metaeval.cli import UsageError, add_scoring_arguments, options_from_args
-from metaeval.management.commands.metaeval_run import DEFAULT_AUX, _dataset, _study
+from metaeval.cli import (
+    REPORT_BETA,
+    UsageError,
+    add_report_arguments,
+    add_scoring_arguments,
+    options_from_args,
+    report_settings,
+)
+from metaeval.core.pipeline import DEFAULT_AUX
+from metaeval.management.lookups import dataset_named, study_of
 from metaeval.models import MetaevalRun
 
 
@@ -22,20 +30,9 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--dataset", required=True, help="name of the dataset")
         parser.add_argument("--study", help="slug of a study of that dataset (its ratings give the HJ variants)")
-        add_scoring_arguments(parser, measures="rouge_l,rouge_su4,bleu4,jsd")
+        add_scoring_arguments(parser, measures="rouge_l,rouge_su4,bleu4,jsd", beta_default=REPORT_BETA)
         parser.add_argument("--seed", type=int, help="seed of every random draw (default: a fresh one, stored)")
-        parser.add_argument("--n-boot", type=int, default=1000, help="bootstrap samples (default 1000)")
-        parser.add_argument("--resample", choices=["both", "systems", "documents"], default="both")
-        parser.add_argument("--n-permutations", type=int, default=1000, help="permutations per test (default 1000)")
-        parser.add_argument("--stability-samples", type=int, default=10, help="samples per level (default 10)")
-        parser.add_argument(
-            "--bootstrap-missing", dest="missing_system", choices=["discard-sample", "drop-system"],
-            default="discard-sample",
-            help="a bootstrap sample in which a drawn system has no drawn document: discard it (SacreROUGE's rule, "
-            "default) or correlate it without that system",
-        )
-        parser.add_argument("--permutation-alternative", choices=["greater", "two-sided"], default="greater",
-                            help="one-sided per ordered pair (default) or two-sided per unordered pair")
+        add_report_arguments(parser)
         parser.add_argument("--exclude-raters", default="", help="comma-separated rater ids (P12,P15) to leave out")
         parser.add_argument("--queue", action="store_true", help="only queue it (a metaeval_worker runs it)")
         parser.add_argument(
@@ -44,10 +41,10 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        dataset = _dataset(options["dataset"])
-        study = _study(options["study"], dataset) if options["study"] else None
+        dataset = dataset_named(options["dataset"])
+        study = study_of(options["study"], dataset) if options["study"] else None
         try:
-            run_options = options_from_args(argparse.Namespace(**options), beta_default=1.7,
+            run_options = options_from_args(argparse.Namespace(**options), beta_default=REPORT_BETA,
                                             has_ratings=study is not None)
         except UsageError as exc:
             raise CommandError(str(exc)) from exc
@@ -64,8 +61,7 @@ class Command(BaseCommand):
                                   f"/research/runs/{existing.pk}/report/")
                 return
         excluded = [part.strip() for part in options["exclude_raters"].split(",") if part.strip()]
-        settings = {key: options[key] for key in ("n_boot", "resample", "n_permutations", "stability_samples",
-                                                  "missing_system", "permutation_alternative")}
+        settings = report_settings(argparse.Namespace(**options))
         try:
             run = services.run_enqueue(dataset=dataset, study=study, options=run_options, seed=options["seed"],
                                        exclude_raters=excluded, kind=MetaevalRun.Kind.REPORT, report=settings)
@@ -74,7 +70,7 @@ class Command(BaseCommand):
         if options["queue"]:
             self.stdout.write(f"queued report run {run.pk}")
             return
-        progress = (lambda message: self.stderr.write(message)) if options["verbosity"] > 1 else None
+        progress = (lambda event: self.stderr.write(str(event))) if options["verbosity"] > 1 else None
         run = services.run_process(run.pk, cache_dir=options["cache_dir"], use_cache=not options["no_cache"],
                                    progress=progress)
         if run.status != MetaevalRun.Status.DONE:

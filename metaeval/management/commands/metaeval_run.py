@@ -15,15 +15,14 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from metaeval import services
-from metaeval.cli import COLUMNS, UsageError, add_scoring_arguments, options_from_args, run_document, write_csv
+from metaeval.cli import UsageError, add_scoring_arguments, options_from_args
 from metaeval.core.cache import DistanceCache
 from metaeval.core.corpus import DataError
 from metaeval.core.fileio import ImporterError
 from metaeval.core.measures.base import MeasureUnavailable
-from metaeval.core.pipeline import RunResult
-from survey.models import Dataset, Study
-
-DEFAULT_AUX = ["rouge_l"]  # as the CLI: the HJ variants with ROUGE-L when ratings are given without --aux
+from metaeval.core.pipeline import COLUMNS, DEFAULT_AUX, RunResult
+from metaeval.core.records import run_document, write_csv
+from metaeval.management.lookups import dataset_named, study_of
 
 
 class Command(BaseCommand):
@@ -40,8 +39,8 @@ class Command(BaseCommand):
         parser.add_argument("--out", help="output file (default: standard output)")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        dataset = _dataset(options["dataset"])
-        study = _study(options["study"], dataset) if options["study"] else None
+        dataset = dataset_named(options["dataset"])
+        study = study_of(options["study"], dataset) if options["study"] else None
         if options["aux"] and study is None:
             raise CommandError("--aux needs --study (the HJ variants use that study's ratings)")
         try:
@@ -52,15 +51,15 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from exc
         if study is not None and not run_options.aux:
             run_options.aux = list(DEFAULT_AUX)
-        progress = (lambda message: self.stderr.write(message)) if options["verbosity"] > 1 else None
+        progress = (lambda event: self.stderr.write(str(event))) if options["verbosity"] > 1 else None
         try:
             with nullcontext(None) if options["no_cache"] else DistanceCache(options["cache_dir"]) as opened:
-                run = services.run_execute(
+                run, result = services.run_execute_with_result(
                     dataset=dataset, study=study, options=run_options, cache=opened, progress=progress
                 )
         except (DataError, ImporterError, MeasureUnavailable, OSError) as exc:
             raise CommandError("; ".join([str(exc), *getattr(exc, "__notes__", [])])) from exc
-        text = _render(run.result, options["format"])
+        text = _render(result, options["format"])
         if options["out"]:
             path = Path(options["out"])
             try:
@@ -71,23 +70,6 @@ class Command(BaseCommand):
         else:
             self.stdout.write(text, ending="")
         self.stderr.write(f"stored metaeval run {run.pk} ({len(run.scores)} score rows, data {run.data_hash[:12]})")
-
-
-def _dataset(name: str) -> Dataset:
-    found = Dataset.objects.filter(name=name).first()
-    if found is None:
-        known = ", ".join(Dataset.objects.values_list("name", flat=True)) or "none"
-        raise CommandError(f"unknown dataset {name!r} (known: {known})")
-    return found
-
-
-def _study(slug: str, dataset: Dataset) -> Study:
-    found = Study.objects.filter(slug=slug).first()
-    if found is None or found.dataset_id != dataset.pk:
-        known = ", ".join(Study.objects.filter(dataset=dataset).values_list("slug", flat=True)) or "none"
-        what = "unknown study" if found is None else "study of another dataset:"
-        raise CommandError(f"{what} {slug!r} (studies of dataset {dataset.name!r}: {known})")
-    return found
 
 
 def _render(result: RunResult, format: str) -> str:
