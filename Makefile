@@ -49,9 +49,10 @@ lint: install
 test-postgres: install browser wordnet plotly
 	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres} $(PY) -m pytest
 
-# plotly.js for the report pages, served from static/ (no CDN): the npm registry's tarball, checked by SHA-256.
-PLOTLY_VERSION := 4.1.2
-PLOTLY_SHA256 := 4d4a67f627e33fa3b5296134210d5ba51e5312d7d287436fcc29eb533018e1b8
+# plotly.js for the report pages, served from static/ (no CDN): the npm registry's tarball, checked by SHA-256;
+# version and hash from metaeval/assets.py (the pages read the same file).
+PLOTLY_VERSION := $(shell sed -n 's/^PLOTLY_VERSION = "\(.*\)"$$/\1/p' metaeval/assets.py)
+PLOTLY_SHA256 := $(shell sed -n 's/^PLOTLY_SHA256 = "\(.*\)"$$/\1/p' metaeval/assets.py)
 PLOTLY_JS := static/vendor/plotly-$(PLOTLY_VERSION).min.js
 .PHONY: plotly
 plotly: $(PLOTLY_JS)

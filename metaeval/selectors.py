@@ -48,8 +48,10 @@ def study_scale(*, study: Study) -> tuple[int, int]:
 def study_rating_rows(*, study: Study, exclude_raters: Iterable[str] = ()) -> list[dict[str, object]]:
     """The study's ratings in the export layout (rater ids, times; completed assignments, export order),
     without those of the raters in ``exclude_raters`` (ids as exported: ``"P12"``)."""
-    excluded = set(exclude_raters)
-    return [row for row in ratings_export_rows(study=study) if row["rater"] not in excluded]
+    ids, bad = parse_rater_ids(exclude_raters)
+    if bad:
+        raise ValueError(f"not a rater id: {', '.join(bad)} (write P12 or 12)")
+    return list(ratings_export_rows(study=study, exclude_participants=[int(rater[1:]) for rater in ids]))
 
 
 def ratings_for_study(

@@ -17,6 +17,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
 from metaeval import selectors, services
+from metaeval.assets import PLOTLY_JS, REPORT_JS
 from metaeval.cli import REPORT_BETA
 from metaeval.core.measures.registry import LEXICAL, MEASURES, NEURAL
 from metaeval.core.perseval import PARAMETERS, Params
@@ -31,8 +32,6 @@ from survey.research_views import researcher_required
 PARAMETER = {option.name: option for option in PARAMETERS}
 REPORT_OPTION = {option.name: option for option in REPORT_OPTIONS}
 FLOAT_COLUMNS = ("egises", "degress", "perseval", "accuracy", "p_acc", "egises_accuracy")
-PLOTLY_JS = "vendor/plotly-4.1.2.min.js"  # `make plotly` (the Makefile's PLOTLY_VERSION)
-REPORT_JS = "metaeval/report.js"
 
 
 def _measure_choices() -> list[tuple[str, str]]:
@@ -242,7 +241,8 @@ def _report_context(run: MetaevalRun, *, standalone: bool) -> dict[str, object]:
         tables.append((name, columns, [[_cell(row.get(key)) for key in columns] for row in rows]))
     context: dict[str, object] = {
         "run": run, "report": report, "tables": tables, "parameters": report.get("parameters", {}),
-        "standalone": standalone, "base_template": "research/base.html",
+        "standalone": standalone, "base_template": "research/base.html", "plotly_src": PLOTLY_JS,
+        "report_src": REPORT_JS,
     }
     if standalone:
         context.update(

@@ -1,7 +1,7 @@
 """Reads: what a participant sees, study progress, and the ratings table for export."""
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from django.db.models import Count, Q
@@ -113,11 +113,14 @@ def rater_id(participant_id: int) -> str:
     return f"P{participant_id}"
 
 
-def ratings_export_rows(*, study: Study | None = None) -> Iterator[dict[str, object]]:
+def ratings_export_rows(
+    *, study: Study | None = None, exclude_participants: Iterable[int] = ()
+) -> Iterator[dict[str, object]]:
     """One row per rating of a completed assignment, in the export layout (``EXPORT_COLUMNS``).
 
     ``uid1``/``uid2`` are the questionnaire's reader pair (j, k) in design order, independent of which
-    side each summary was shown on; ``system`` is ``user`` for the reference pair.
+    side each summary was shown on; ``system`` is ``user`` for the reference pair. The ratings of the
+    participants ``exclude_participants`` (primary keys) are left out in the query.
     """
     qs = Rating.objects.filter(assignment__completed_at__isnull=False).select_related(
         "item__system",
@@ -129,6 +132,9 @@ def ratings_export_rows(*, study: Study | None = None) -> Iterator[dict[str, obj
     )
     if study is not None:
         qs = qs.filter(assignment__questionnaire__study=study)
+    excluded = list(exclude_participants)
+    if excluded:
+        qs = qs.exclude(assignment__participant_id__in=excluded)
     qs = qs.order_by(
         "assignment__questionnaire__study_id",
         "assignment__questionnaire__position",

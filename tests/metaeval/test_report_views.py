@@ -10,6 +10,7 @@ import pytest
 from django.test import Client
 
 from metaeval import services
+from metaeval.assets import PLOTLY_JS, REPORT_JS
 from metaeval.core.perseval import Params
 from metaeval.core.pipeline import RunOptions
 from metaeval.models import MetaevalRun
@@ -70,7 +71,7 @@ def test_report_page_has_every_figure_and_table(client, report_run) -> None:
     assert page.status_code == 200
     for figure in ("fig-leaderboard", "fig-heatmap", "fig-beta", "fig-stability", "fig-raters"):
         assert f'id="{figure}"' in html
-    assert "/static/vendor/plotly-4.1.2.min.js" in html and "/static/metaeval/report.js" in html
+    assert f"/static/{PLOTLY_JS}" in html and f"/static/{REPORT_JS}" in html
     assert 'id="report-data"' in html and "cdn" not in html.lower()
     for name in report_run.report["tables"]:
         assert f"/research/runs/{report_run.pk}/tables/{name}.csv" in html
