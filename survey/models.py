@@ -106,10 +106,6 @@ class System(models.Model):
     def __str__(self) -> str:
         return f"{self.name} ({self.variant})" if self.variant else self.name
 
-    @property
-    def is_reference(self) -> bool:
-        return self.name == REFERENCE_SYSTEM
-
 
 class Summary(models.Model):
     document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="summaries")
@@ -208,10 +204,6 @@ class Item(models.Model):
     def __str__(self) -> str:
         return f"{self.questionnaire} / {self.system.name}"
 
-    @property
-    def is_reference(self) -> bool:
-        return self.system.name == REFERENCE_SYSTEM
-
 
 class Participant(models.Model):
     class Gender(models.TextChoices):
@@ -282,10 +274,6 @@ class Assignment(models.Model):
 
     def __str__(self) -> str:
         return f"A{self.pk} ({self.questionnaire}, slot {self.slot})"
-
-    @property
-    def is_completed(self) -> bool:
-        return self.completed_at is not None
 
 
 class Rating(models.Model):

@@ -111,6 +111,3 @@ class DistanceCache:
     def put_vectors(self, items: Sequence[tuple[bytes, bytes]]) -> None:
         with self._db:
             self._db.executemany("INSERT OR REPLACE INTO text_vector (key, value) VALUES (?, ?)", items)
-
-    def count_vectors(self) -> int:
-        return self._db.execute("SELECT COUNT(*) FROM text_vector").fetchone()[0]

@@ -34,7 +34,6 @@ Preprocessing is a separate, optional step: a measure never preprocesses by itse
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
 
@@ -108,31 +107,9 @@ def _check(pipeline: str) -> None:
         raise ValueError(f"unknown preprocessing pipeline {pipeline!r}; choose one of {', '.join(PIPELINES)}")
 
 
-def authors_tokens(text: str) -> list[str]:
-    """Tokens of ``text`` after the ``authors`` pipeline (steps 1-5 of the module docstring)."""
-    return _authors().tokens(text)
-
-
 def preprocess(text: str, pipeline: str = "none") -> str:
     """``text`` after ``pipeline`` (``"none"``: unchanged; ``"authors"``: see the module docstring)."""
     _check(pipeline)
     if pipeline == "none":
         return text
     return " ".join(_authors().tokens(text))
-
-
-def preprocess_many(texts: Iterable[str], pipeline: str = "none") -> list[str]:
-    """:func:`preprocess` for many texts, in order; each distinct text is processed once."""
-    _check(pipeline)
-    texts = list(texts)
-    if pipeline == "none":
-        return texts
-    pipe = _authors()
-    done: dict[str, str] = {}
-    out = []
-    for text in texts:
-        result = done.get(text)
-        if result is None:
-            result = done[text] = " ".join(pipe.tokens(text))
-        out.append(result)
-    return out

@@ -73,10 +73,6 @@ NEURAL = ("bertscore", "infolm")
 REPORT_DEFAULT = (*LEXICAL, "bertscore", "infolm")
 
 
-def measure_names() -> list[str]:
-    return list(MEASURES)
-
-
 def measure_option_names(name: str) -> list[str]:
     """The keyword options a measure accepts (empty for the lexical ones)."""
     if name not in NEURAL:

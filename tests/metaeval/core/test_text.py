@@ -67,8 +67,8 @@ def test_authors_matches_nltk_written_out(raw, expected):
 
 
 def test_authors_tokens():
-    assert T.authors_tokens("The dogs barked!") == ["dog", "barked"]
-    assert T.authors_tokens("") == []
+    assert T.preprocess("The dogs barked!", "authors").split() == ["dog", "barked"]
+    assert T.preprocess("", "authors") == ""
 
 
 def test_lower_case_comes_after_punctuation_removal():
@@ -80,21 +80,13 @@ def test_none_is_identity_and_default():
     for raw in ["  The Dogs, 42!  ", "", "ünïcode\ttext\n"]:
         assert T.preprocess(raw) == raw
         assert T.preprocess(raw, "none") == raw
-    assert T.preprocess_many(["a", "B ,"]) == ["a", "B ,"]
 
 
 def test_unknown_pipeline():
     with pytest.raises(ValueError, match="authors"):
         T.preprocess("x", "porter")
     with pytest.raises(ValueError):
-        T.preprocess_many(["x"], "lower")
-
-
-def test_batch_helper_keeps_order_and_duplicates():
-    texts = [raw for raw, _ in HAND] + [HAND[0][0], HAND[2][0]]
-    assert T.preprocess_many(texts, "authors") == [T.preprocess(t, "authors") for t in texts]
-    assert T.preprocess_many(iter(["Dogs", "Dogs"]), "authors") == ["dog", "dog"]
-    assert T.preprocess_many([], "authors") == []
+        T.preprocess("x", "lower")
 
 
 def test_stopword_list_is_nltks_english_list():
@@ -114,7 +106,7 @@ def test_random_texts_match_reference():
         "cannot say it's gonna rain: wolves, mice & churches! Élan naïve café x2 co-op e-mail"
     ).split()
     texts = [" ".join(rng.choice(vocab) for _ in range(rng.randint(0, 20))) for _ in range(200)]
-    assert T.preprocess_many(texts, "authors") == [authors_reference(t) for t in texts]
+    assert [T.preprocess(t, "authors") for t in texts] == [authors_reference(t) for t in texts]
 
 
 def test_punkt_would_not_split_after_punctuation_removal():
