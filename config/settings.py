@@ -164,9 +164,24 @@ SPECTACULAR_SETTINGS = {
     },
 }
 
+# Structured logs (config/logformat.py): runs queued/claimed/finished, imports, questionnaire claims and
+# submissions are INFO events with fields (LOG_LEVEL=INFO to see them).
+LOG_FORMAT = os.environ.get("LOG_FORMAT", "json")
+if LOG_FORMAT not in ("json", "text"):
+    raise ImproperlyConfigured(f"LOG_FORMAT must be json or text, not {LOG_FORMAT!r}")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "formatters": {
+        "json": {"()": "config.logformat.JsonLinesFormatter"},
+        "text": {"format": "%(levelname)s %(name)s %(message)s"},
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "WARNING")},
 }
+
+# How a queued scoring run is started (metaeval.services.run_launch): "subprocess" (a detached
+# `manage.py metaeval_worker --run ID`), "inline" (in the request; tests) or "none" (a polling worker).
+METAEVAL_RUN_LAUNCHER = os.environ.get("METAEVAL_RUN_LAUNCHER", "subprocess")
+#: file the detached workers append their output to (default: discarded; errors are stored on the run)
+METAEVAL_WORKER_LOG = os.environ.get("METAEVAL_WORKER_LOG") or None

@@ -143,6 +143,7 @@ def _execute(
         run.finished_at = timezone.now()
         run.save(update_fields=["status", "error", "data_hash", "finished_at", "progress"])
         exc.add_note(f"stored as failed metaeval run {run.pk}")
+        log.info("run failed", extra={"event": "run.failed", "run": run.pk, "error": run.error})
         raise
     document = run_document(result)
     for name in ("versions", "timings", "scores", "hj_counts", "distances", "unavailable"):
@@ -152,6 +153,8 @@ def _execute(
     run.finished_at = timezone.now()
     recorder.finish(ok=True)
     run.save()
+    log.info("run done", extra={"event": "run.done", "run": run.pk, "kind": run.kind, "rows": len(run.scores),
+                                "seconds": round(result.timings.get("total", 0.0), 3), "data_hash": run.data_hash})
     return result
 
 
@@ -243,7 +246,7 @@ def run_enqueue(
     if kind == MetaevalRun.Kind.REPORT:
         parameters["report"] = check_report_settings(report or {})
         seed = secrets.randbelow(2**31) if seed is None else seed
-    return MetaevalRun.objects.create(
+    run = MetaevalRun.objects.create(
         dataset=dataset,
         study=study,
         created_by=user if user is not None and user.is_authenticated else None,
@@ -254,6 +257,9 @@ def run_enqueue(
         excluded_raters=list(dict.fromkeys(str(rater) for rater in exclude_raters)),
         progress={"step": "queued", "done": 0, "total": 0, "messages": []},
     )
+    log.info("run queued", extra={"event": "run.queued", "run": run.pk, "kind": kind, "dataset": dataset.name,
+                                  "study": study.slug if study else None, "measures": list(options.measures)})
+    return run
 
 
 def run_repeat(run: MetaevalRun, *, user: AbstractBaseUser | None = None) -> MetaevalRun:
@@ -336,6 +342,7 @@ def run_claim(run_id: int) -> MetaevalRun:
     run = MetaevalRun.objects.select_related("dataset", "study").get(pk=run_id)
     if not taken:
         raise RunNotQueued(f"metaeval run {run_id} is {run.status}, not queued")
+    log.info("run claimed", extra={"event": "run.claimed", "run": run.pk, "kind": run.kind})
     return run
 
 

@@ -7,6 +7,7 @@ holds more than ``raters_per_questionnaire`` live or completed assignments, what
 """
 from __future__ import annotations
 
+import logging
 import secrets
 from collections.abc import Mapping
 from datetime import timedelta
@@ -28,6 +29,8 @@ from survey.models import (
     Study,
     Summary,
 )
+
+log = logging.getLogger(__name__)
 
 
 class SurveyError(Exception):
@@ -210,7 +213,12 @@ def assignment_claim(*, participant: Participant, now=None) -> Assignment:
                 slot = _free_slot(questionnaire, capacity)
                 if slot is None:
                     continue
-                return _new_assignment(questionnaire=questionnaire, participant=participant, slot=slot, now=now)
+                assignment = _new_assignment(questionnaire=questionnaire, participant=participant, slot=slot, now=now)
+                log.info("questionnaire claimed", extra={
+                    "event": "assignment.claimed", "study": study.slug, "questionnaire": questionnaire.position,
+                    "slot": slot, "participant": participant.pk,
+                })
+                return assignment
         except IntegrityError:
             # Another claim took the slot between our read and write (possible only where row locks
             # are not available); the constraint refused it, so try the next questionnaire.
@@ -298,6 +306,8 @@ def ratings_submit(*, assignment_public_id: str, participant: Participant, value
         assignment.completed_at = now
         assignment.completion_code = secrets.token_hex(5).upper()
         assignment.save(update_fields=["completed_at", "completion_code", "released_at"])
+        log.info("ratings submitted", extra={"event": "ratings.submitted", "assignment": assignment.pk,
+                                             "participant": participant.pk, "ratings": len(cleaned)})
         return assignment
 
 

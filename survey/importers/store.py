@@ -6,6 +6,7 @@ deleted. If anything fails, the transaction rolls back and nothing is written.
 """
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,6 +20,7 @@ from metaeval.core.fileio import ImporterError
 from survey.importers.records import DatasetRecords
 from survey.models import REFERENCE_SYSTEM, Dataset, Document, Reader, Summary, System
 
+log = logging.getLogger(__name__)
 BATCH_SIZE = 500
 DATASET_NAME_MAX = Dataset._meta.get_field("name").max_length
 
@@ -161,6 +163,9 @@ def dataset_import(
             wanted=wanted,
             make=lambda key, values: Summary(document_id=key[0], reader_id=key[1], system_id=key[2], **values),
         )
+    log.info("dataset imported", extra={"event": "import.done", "dataset": name, "created": created,
+                                        "documents": vars(result.documents), "readers": vars(result.readers),
+                                        "systems": vars(result.systems), "summaries": vars(result.summaries)})
     return result
 
 

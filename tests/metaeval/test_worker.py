@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -369,3 +370,20 @@ def test_exclusion_reads_only_the_studys_ratings(dataset):
     assert set(selectors.study_raters(study=rated)).isdisjoint(raters_other)
     excluded = selectors.ratings_for_study(study=rated, exclude_raters=raters_other)
     assert excluded.rows == selectors.ratings_for_study(study=rated).rows
+
+
+def test_runs_log_structured_events(study, settings, caplog):
+    """queued, claimed and done are INFO records with fields (JSON lines through config.logformat)."""
+    from config.logformat import JsonLinesFormatter
+
+    rate(study, 1, participants=2)
+    settings.METAEVAL_RUN_LAUNCHER = "inline"
+    with caplog.at_level(logging.INFO, logger="metaeval.services"):
+        run = services.run_enqueue(dataset=study.dataset, study=study, options=lexical())
+        services.run_launch(run)
+    events = [record for record in caplog.records if getattr(record, "event", "").startswith("run.")]
+    assert [record.event for record in events] == ["run.queued", "run.claimed", "run.done"]
+    assert all(record.run == run.pk for record in events)
+    line = json.loads(JsonLinesFormatter().format(events[-1]))
+    assert line["event"] == "run.done" and line["run"] == run.pk and line["level"] == "INFO"
+    assert line["rows"] == len(MetaevalRun.objects.get(pk=run.pk).scores) and "seconds" in line
