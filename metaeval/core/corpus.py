@@ -27,6 +27,8 @@ class Document:
     body: str
     summaries: Mapping[str, Mapping[str, object]]
     line: int = 0
+    category: str = ""
+    topic: str = ""
 
     @property
     def text(self) -> str:

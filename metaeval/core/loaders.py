@@ -20,7 +20,7 @@ from __future__ import annotations
 import csv
 import io
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from decimal import Decimal
 from pathlib import Path
 
@@ -39,11 +39,18 @@ RATER_COLUMN = "rater"
 # --------------------------------------------------------------------------------------------------------------
 
 
-def load_corpus(path: str | Path, *, file: str | None = None) -> Corpus:
+def load_corpus(
+    path: str | Path,
+    *,
+    file: str | None = None,
+    check: Callable[[Document, Callable[[str], None]], None] | None = None,
+) -> Corpus:
     """Read a consolidated JSON dataset: JSON Lines, concatenated or pretty-printed objects, or one JSON array.
 
-    ``file`` is the name used in messages (default: the file's name). Raises ``ImportFileError`` listing every
-    problem (``OSError`` for an unreadable path).
+    ``file`` is the name used in messages (default: the file's name). ``check(document, error)``, when given,
+    is called for every valid document and may report more problems at its line (the survey importer adds the
+    database's limits this way), so every problem of the file is still reported at once. Raises
+    ``ImportFileError`` listing every problem (``OSError`` for an unreadable path).
     """
     path = Path(path)
     file = file or path.name
@@ -57,6 +64,8 @@ def load_corpus(path: str | Path, *, file: str | None = None) -> Corpus:
         document = _parse_document(value, line, file, problems, first_line)
         if document is not None:
             documents.append(document)
+            if check is not None:
+                check(document, lambda message, at=line: problems.add(file, at, message))
     if count == 0 and not problems:
         problems.add(file, 1, "no records found" + ("" if text.strip() else " (the file is empty)"))
     problems.raise_if_any()
@@ -102,6 +111,14 @@ def _parse_document(
     ctx = f'doc "{doc_id}"' if doc_id is not None else "doc without a valid id"
 
     strings = string_fields(value, ("doc_text", "doc_summ"), ctx, error)
+    for key in ("category", "topic"):  # optional labels of the document
+        item = value.get(key)
+        if item is None:
+            strings[key] = ""
+        elif isinstance(item, str):
+            strings[key] = item
+        else:
+            error(f'field "{key}" must be a string ({ctx}, found {json_type(item)})')
 
     msd = value.get("m_summary_dict")
     if not isinstance(msd, dict):
@@ -133,6 +150,8 @@ def _parse_document(
         body=strings["doc_text"],
         summaries=summaries,
         line=line,
+        category=strings["category"],
+        topic=strings["topic"],
     )
 
 

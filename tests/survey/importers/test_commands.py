@@ -90,7 +90,7 @@ def test_consolidated_missing_option(tmp_path):
 def test_consolidated_several_problems_in_one_message(tmp_path):
     path = write_jsonl(tmp_path / "demo.jsonl", [doc("d1"), doc("d1"), {**doc("d2"), "doc_text": None}])
     assert fails("import_consolidated", str(path)).split("\n") == [
-        'demo.jsonl:2: duplicate doc_id "d1" (first at line 1)',
+        'demo.jsonl:2: field "doc_id": duplicate doc_id "d1" (first at line 1, again at line 2)',
         'demo.jsonl:3: field "doc_text" must be a string (doc "d2", found null)',
     ]
 

@@ -80,14 +80,16 @@ def test_array_elements_report_their_own_line(tmp_path):
 
 def test_duplicate_doc_id_names_id_and_both_lines(tmp_path):
     path = write_jsonl(tmp_path / "data.jsonl", [doc("d1"), doc("d2"), doc("d1")])
-    assert problems_of(parse_consolidated, path) == ['data.jsonl:3: duplicate doc_id "d1" (first at line 1)']
+    assert problems_of(parse_consolidated, path) == [
+        'data.jsonl:3: field "doc_id": duplicate doc_id "d1" (first at line 1, again at line 3)'
+    ]
 
 
 @pytest.mark.parametrize(
     ("change", "expected"),
     [
         ({"doc_id": None}, 'field "doc_id" must be a string, found null'),
-        ({"doc_id": 7}, 'field "doc_id" must be a string, found number'),
+        ({"doc_id": 7.5}, 'field "doc_id" must be a string or an integer, found a non-integer number (quote the id)'),
         ({"doc_id": "  "}, 'field "doc_id" must not be empty'),
         ({"doc_id": "x" * 101}, 'field "doc_id" is longer than 100 characters'),
         ({"doc_text": ["a"]}, 'field "doc_text" must be a string (doc "d9", found array)'),
@@ -229,3 +231,27 @@ def test_systems_are_per_document(tmp_path):
 def test_missing_option_is_checked():
     with pytest.raises(ValueError):
         parse_consolidated("x.json", missing="ignore")  # type: ignore[arg-type]
+
+
+def test_the_core_parser_reads_the_file_and_the_importer_adds_database_limits(tmp_path):
+    """One parser: what python -m metaeval refuses, the importer refuses with the same words; the importer adds
+    only the database's limits (lengths, text summaries, completeness), reported together with the core's."""
+    from metaeval.core.fileio import ImportFileError
+    from metaeval.core.loaders import load_corpus
+
+    bad = [doc("d1"), {**doc("d1")}, {**doc("d2"), "topic": 5}, doc("x" * 101)]
+    path = write_jsonl(tmp_path / "bad.jsonl", bad)
+    with pytest.raises(ImportFileError) as core:
+        load_corpus(path)
+    core_lines = str(core.value).splitlines()
+    importer_lines = problems_of(parse_consolidated, path)
+    assert [line for line in importer_lines if "longer than 100" not in line] == [
+        line for line in core_lines if line.startswith("bad.jsonl:")
+    ]
+    assert any('bad.jsonl:4: field "doc_id" is longer than 100 characters' == line for line in importer_lines)
+
+    good = write_jsonl(tmp_path / "good.jsonl", [{**doc("d1"), "doc_id": 7}, doc("d2", category="news")])
+    corpus = load_corpus(good)
+    records = parse_consolidated(good)
+    assert [d.doc_id for d in corpus.documents] == [d.external_id for d in records.documents] == ["7", "d2"]
+    assert corpus.documents[1].category == records.documents[1].category == "news"
