@@ -44,7 +44,7 @@ test: install browser wordnet plotly
 # style (ruff, pyproject.toml) and types (mypy with django-stubs); CI runs this before the tests
 lint: install
 	$(VENV)/bin/ruff check .
-	DEBUG=1 $(VENV)/bin/mypy .
+	DEBUG=1 $(VENV)/bin/mypy
 
 test-postgres: install browser wordnet plotly
 	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres} $(PY) -m pytest

@@ -2,6 +2,8 @@
 request serializer only validates (the run is queued by ``metaeval.services.run_enqueue``)."""
 from __future__ import annotations
 
+from typing import Any
+
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.reverse import reverse
@@ -48,8 +50,10 @@ class SystemSerializer(serializers.Serializer):
 
 
 class StudySerializer(serializers.ModelSerializer):
-    dataset = serializers.SlugRelatedField(slug_field="name", read_only=True)
-    systems = serializers.SlugRelatedField(slug_field="name", many=True, read_only=True)
+    dataset: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    systems: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(
+        slug_field="name", many=True, read_only=True
+    )
 
     class Meta:
         model = Study
@@ -101,9 +105,9 @@ class RunProgressSerializer(serializers.Serializer):
 class RunSerializer(serializers.ModelSerializer):
     """A run without its results (those are under ``/api/runs/{id}/results/``)."""
 
-    dataset = serializers.SlugRelatedField(slug_field="name", read_only=True)
-    study = serializers.SlugRelatedField(slug_field="slug", read_only=True)
-    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    dataset: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    study: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    created_by: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(slug_field="username", read_only=True)
     progress = serializers.SerializerMethodField()
     results = serializers.SerializerMethodField(help_text="Where the score table is, once the run is done.")
 

@@ -8,7 +8,7 @@ reader) and 5 generic (one summary per document, as non-personalized models prod
 
 Prints, per lexical measure (compat mode, the authors' functions): unique pairs, distance pairs/s, and the
 end-to-end wall time for all 10 systems (distances + scoring) with a cold cache; then the same work done the
-straightforward way (:mod:`metaeval.core.straightforward`: one library call per pair, recomputed for every
+straightforward way (:mod:`tests.reference.straightforward`: one library call per pair, recomputed for every
 system as the authors' pipeline does) on the first ``--subset`` documents, the ratio, and whether the numbers
 are identical. Not run by the tests (``make bench``).
 """
@@ -105,7 +105,7 @@ def ours(corpus: Corpus, measures: tuple[str, ...], workers: int, beta: float) -
 
 
 def straightforward(corpus: Corpus, measure: str, beta: float) -> tuple[dict, float]:
-    from metaeval.core.straightforward import AUTHORS_DISTANCES, reference_scores
+    from tests.reference.straightforward import AUTHORS_DISTANCES, reference_scores
 
     started = time.perf_counter()
     scores = reference_scores(corpus, AUTHORS_DISTANCES[measure], beta=beta)

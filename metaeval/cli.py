@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import argparse
 import csv
-import io
 import json
 import math
 import secrets
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from metaeval.core.cache import DistanceCache
 from metaeval.core.corpus import DataError
@@ -49,9 +48,9 @@ class UsageError(Exception):
     """A command line that cannot run; the message says why."""
 
 
-def _open_out(path: str | None) -> io.TextIOBase:
-    if path in (None, "-"):
-        return sys.stdout  # type: ignore[return-value]
+def _open_out(path: str | None) -> TextIO:
+    if path is None or path == "-":
+        return sys.stdout
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     return open(path, "w", encoding="utf-8", newline="")  # noqa: SIM115
 
@@ -176,7 +175,7 @@ def read_scores(path: str) -> list[dict[str, str]]:
         return list(reader)
 
 
-def grid_from_rows(rows: Sequence[dict[str, object]], column: str, hj_column: str) -> list[dict[str, object]]:
+def grid_from_rows(rows: Sequence[Mapping[str, object]], column: str, hj_column: str) -> list[dict[str, object]]:
     """Table 2: every automatic measure against every ``hj:`` measure, over the systems both scored."""
     from metaeval.core.correlation import correlation_grid
 
@@ -187,7 +186,8 @@ def grid_from_rows(rows: Sequence[dict[str, object]], column: str, hj_column: st
         target = human if measure.startswith(HJ_PREFIX) else auto
         key = hj_column if measure.startswith(HJ_PREFIX) else column
         value = row.get(key)
-        target.setdefault(measure, {})[str(row["system"])] = float(value) if value not in (None, "") else math.nan
+        number = math.nan if value in (None, "") else float(value)  # type: ignore[arg-type]  # CSV text or a number
+        target.setdefault(measure, {})[str(row["system"])] = number
     if not auto or not human:
         raise UsageError("correlation needs automatic rows and hj:<aux> rows (score with --ratings and --aux)")
     return [cell.as_dict(flat=True) for cell in correlation_grid(auto, human)]

@@ -14,9 +14,10 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import AnonymousUser, User
 from django.utils import timezone
 
 from metaeval import selectors
@@ -158,7 +159,7 @@ def _execute(
     return result
 
 
-def _report_settings(parameters: Mapping[str, object]) -> dict[str, object]:
+def _report_settings(parameters: Mapping[str, object]) -> dict[str, Any]:
     """The report settings a run carries in ``parameters["report"]`` (checked when it was queued)."""
     given = parameters.get("report") or {}
     return check_report_settings(given) if isinstance(given, Mapping) else {}
@@ -169,7 +170,7 @@ def run_execute(
     dataset: Dataset,
     study: Study | None = None,
     options: RunOptions,
-    user: AbstractBaseUser | None = None,
+    user: User | AnonymousUser | None = None,
     cache: DistanceCache | None = None,
     progress: Progress | None = None,
 ) -> MetaevalRun:
@@ -191,7 +192,7 @@ def run_execute_with_result(
     dataset: Dataset,
     study: Study | None = None,
     options: RunOptions,
-    user: AbstractBaseUser | None = None,
+    user: User | AnonymousUser | None = None,
     cache: DistanceCache | None = None,
     progress: Progress | None = None,
 ) -> tuple[MetaevalRun, RunResult]:
@@ -201,7 +202,7 @@ def run_execute_with_result(
     run = MetaevalRun.objects.create(
         dataset=dataset,
         study=study,
-        created_by=user if user is not None and user.is_authenticated else None,
+        created_by=user if isinstance(user, User) else None,
         parameters=options.as_dict(),
         started_at=now,
     )
@@ -213,7 +214,7 @@ def run_enqueue(
     dataset: Dataset,
     study: Study | None = None,
     options: RunOptions,
-    user: AbstractBaseUser | None = None,
+    user: User | AnonymousUser | None = None,
     seed: int | None = None,
     exclude_raters: Sequence[str] = (),
     kind: str = "scores",
@@ -249,7 +250,7 @@ def run_enqueue(
     run = MetaevalRun.objects.create(
         dataset=dataset,
         study=study,
-        created_by=user if user is not None and user.is_authenticated else None,
+        created_by=user if isinstance(user, User) else None,
         status=MetaevalRun.Status.QUEUED,
         kind=kind,
         parameters=parameters,
@@ -262,7 +263,7 @@ def run_enqueue(
     return run
 
 
-def run_repeat(run: MetaevalRun, *, user: AbstractBaseUser | None = None) -> MetaevalRun:
+def run_repeat(run: MetaevalRun, *, user: User | AnonymousUser | None = None) -> MetaevalRun:
     """A queued copy of ``run``: same dataset, study, options, excluded raters, kind, report settings and seed, so
     on the same data it reproduces the run's numbers (compare the ``data_hash``)."""
     parameters = dict(run.parameters)

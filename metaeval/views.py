@@ -9,6 +9,7 @@ import io
 import json
 import math
 import re
+from typing import Any
 
 from django import forms
 from django.contrib import messages
@@ -81,7 +82,9 @@ class RunForm(forms.Form):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["study"].label_from_instance = lambda s: f"{s.slug} ({s.dataset.name})"
+        study_field = self.fields["study"]
+        assert isinstance(study_field, forms.ModelChoiceField)
+        study_field.label_from_instance = lambda s: f"{s.slug} ({s.dataset.name})"  # type: ignore[assignment]
 
     def clean_exclude_raters(self) -> list[str]:
         text = self.cleaned_data.get("exclude_raters") or ""
@@ -90,8 +93,9 @@ class RunForm(forms.Form):
             raise forms.ValidationError(f"not a rater id: {', '.join(bad)} (write P12 or 12)")
         return ids
 
-    def clean(self) -> dict:
-        data = super().clean()
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        data = self.cleaned_data
         errors = selectors.run_request_errors(
             dataset=data.get("dataset"), study=data.get("study"), aux=data.get("aux") or [],
             exclude_raters=data.get("exclude_raters") or [],

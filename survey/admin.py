@@ -155,7 +155,7 @@ class ParticipantAdmin(ReadOnlyAdmin):
 
 class RatingInline(ReadOnlyInline):
     model = Rating
-    fields = ["item", "value", "shown_position", "swapped", "created_at"]
+    fields = ("item", "value", "shown_position", "swapped", "created_at")
     readonly_fields = fields
 
 

@@ -4,14 +4,17 @@ from __future__ import annotations
 import csv
 import json
 from collections.abc import Iterable
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from survey.selectors import EXPORT_COLUMNS
+
+if TYPE_CHECKING:
+    from django.core.management.base import OutputWrapper
 
 FORMATS = ("csv", "jsonl")
 
 
-def write_ratings(rows: Iterable[dict[str, object]], out: TextIO, fmt: str) -> int:
+def write_ratings(rows: Iterable[dict[str, object]], out: TextIO | OutputWrapper, fmt: str) -> int:
     """Write rows in ``fmt``; returns the number of rows written. CSV always has the header line."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")

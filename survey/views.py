@@ -130,7 +130,7 @@ def questionnaire(request: HttpRequest, public_id: str) -> HttpResponse:
     errors: dict[str, str] = {}
     submitted: dict[str, str] = {}
     if request.method == "POST":
-        submitted = {k: v for k, v in request.POST.items() if k != "csrfmiddlewaretoken"}
+        submitted = {k: str(v) for k, v in request.POST.items() if k != "csrfmiddlewaretoken"}
         try:
             services.ratings_submit(assignment_public_id=public_id, participant=participant, values=submitted)
         except services.SubmissionInvalid as exc:

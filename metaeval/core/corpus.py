@@ -107,8 +107,8 @@ class RatingTable:
 
     rows: tuple[Rating, ...]
     source: str = ""
-    scale_min: int = 1
-    scale_max: int = 6
+    scale_min: float = 1
+    scale_max: float = 6
     extra: Mapping[str, object] = field(default_factory=dict)
 
     @property

@@ -114,10 +114,10 @@ class Correlation:
 
 
 def _as_float(value: object) -> float:
-    return NAN if value is None else float(value)
+    return NAN if value is None else float(value)  # type: ignore[arg-type]  # numbers or numeric strings
 
 
-def correlate(x: Sequence[float], y: Sequence[float]) -> Correlation:
+def correlate(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> Correlation:
     """Correlate ``x`` and ``y`` pairwise (same length); pairs with a NaN/inf/``None`` on either side are dropped.
 
     Fewer than 3 remaining pairs, or a constant remaining vector, give NaN coefficients with a ``note``.

@@ -190,7 +190,7 @@ def compute(
         stats.cached = int(found.sum())
     missing_index = np.flatnonzero(todo)
     if len(missing_index):
-        todo_pairs = [pairs[index] for index in missing_index]
+        todo_pairs = [pairs[int(index)] for index in missing_index]
         compute_started = time.perf_counter()
         computed = evaluate(measure, todo_pairs, workers=workers)
         stats.compute_seconds = time.perf_counter() - compute_started

@@ -129,7 +129,7 @@ def iter_json_values(text: str, file: str, problems: Problems) -> Iterator[tuple
     end = len(text)
 
     def skip(pos: int) -> int:
-        return _JSON_WS.match(text, pos).end()
+        return _JSON_WS.match(text, pos).end()  # type: ignore[union-attr]  # the pattern matches the empty string
 
     def decode(pos: int) -> tuple[object, int] | None:
         try:

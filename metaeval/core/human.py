@@ -22,7 +22,7 @@ from metaeval.core.perseval import DocPairs
 PairKey = tuple[str, str, str, str]  # doc, system, uid1, uid2
 
 
-def rating_distance(rating: float, *, compat: bool, scale: tuple[int, int] = (1, 6)) -> float:
+def rating_distance(rating: float, *, compat: bool, scale: tuple[float, float] = (1, 6)) -> float:
     """A similarity rating as a distance in [0, 1] (sec. 7)."""
     if compat:
         return round(1 - (int(rating) - 1) / 5, 5)

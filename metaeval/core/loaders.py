@@ -65,11 +65,18 @@ def load_corpus(
         if document is not None:
             documents.append(document)
             if check is not None:
-                check(document, lambda message, at=line: problems.add(file, at, message))
+                check(document, _reporter(problems, file, line))
     if count == 0 and not problems:
         problems.add(file, 1, "no records found" + ("" if text.strip() else " (the file is empty)"))
     problems.raise_if_any()
     return Corpus(documents=tuple(documents), systems=systems_in_order(documents), source=file)
+
+
+def _reporter(problems: Problems, file: str, line: int) -> Callable[[str], None]:
+    def error(message: str) -> None:
+        problems.add(file, line, message)
+
+    return error
 
 
 def _doc_id(value: object) -> tuple[str | None, str | None]:
@@ -103,10 +110,10 @@ def _parse_document(
         doc_id, problem = _doc_id(value["doc_id"])
         if problem:
             error(problem)
-        elif doc_id in first_line:
+        elif doc_id is not None and doc_id in first_line:
             first = first_line[doc_id]
             error(f'field "doc_id": duplicate doc_id "{doc_id}" (first at line {first}, again at line {line})')
-        else:
+        elif doc_id is not None:
             first_line[doc_id] = line
     ctx = f'doc "{doc_id}"' if doc_id is not None else "doc without a valid id"
 
@@ -319,8 +326,8 @@ def _parse_rating(
     ids: dict[str, str] = {}
     for key in ("doc_id", "system", "uid1", "uid2"):
         value, problem = _id_field(row, key)
-        if problem:
-            problems.add(file, line, problem)
+        if value is None:
+            problems.add(file, line, problem or f'field "{key}" is missing')
         else:
             ids[key] = value
     if "uid1" in ids and ids.get("uid1") == ids.get("uid2"):
@@ -329,7 +336,7 @@ def _parse_rating(
     if problem:
         problems.add(file, line, problem)
     rater = row.get(RATER_COLUMN)
-    if len(problems) > before:
+    if rating is None or len(problems) > before:
         return None
     return Rating(
         doc_id=ids["doc_id"],

@@ -54,8 +54,8 @@ class Option:
             allowed = self._a()
         if self.many:
             allowed = "comma-separated, each " + allowed
-        value = self.default if default is None else default
-        shown = ",".join(_show(v) for v in value) if self.many else _show(value)  # type: ignore[attr-defined]
+        value: Any = self.default if default is None else default
+        shown = ",".join(_show(v) for v in value) if self.many else _show(value)
         return f"{self.help} ({allowed}; default {shown})"
 
     def check(self, value: object) -> Any:

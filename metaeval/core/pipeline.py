@@ -10,7 +10,7 @@ import platform
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from metaeval.core.cache import DistanceCache
 from metaeval.core.corpus import Corpus, Missing, RatingTable
@@ -49,6 +49,12 @@ class ProgressEvent:
 
 
 Progress = Callable[[ProgressEvent], None]
+
+
+def _missing(value: object) -> Missing:
+    if value not in ("error", "drop"):
+        raise ValueError(f"missing must be error or drop, not {value!r}")
+    return value  # type: ignore[return-value]  # one of the two words
 
 
 @dataclass
@@ -94,7 +100,7 @@ class RunOptions:
         }
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, object]) -> RunOptions:
+    def from_dict(cls, data: Mapping[str, Any]) -> RunOptions:
         """The options :meth:`as_dict` describes: ``from_dict(o.as_dict()) == o``. Missing keys take the
         defaults; unknown keys are ignored; a wrong type or a parameter out of its bounds raises ``ValueError``
         (an :class:`~metaeval.core.options.OptionError` for a parameter)."""
@@ -105,17 +111,17 @@ class RunOptions:
             systems = data.get("systems")
             workers = data.get("workers")
             return cls(
-                measures=[str(name) for name in data.get("measures", defaults.measures)],  # type: ignore[union-attr]
+                measures=[str(name) for name in data.get("measures", defaults.measures)],
                 params=params,
                 compat=data.get("compat") in ("authors", True),
-                missing=str(data.get("missing") or defaults.missing),  # type: ignore[arg-type]
-                aux=[str(name) for name in data.get("aux") or ()],  # type: ignore[union-attr]
-                systems=[str(name) for name in systems] if systems is not None else None,  # type: ignore[union-attr]
+                missing=_missing(data.get("missing") or defaults.missing),
+                aux=[str(name) for name in data.get("aux") or ()],
+                systems=[str(name) for name in systems] if systems is not None else None,
                 preprocess=str(data.get("preprocess") or defaults.preprocess),
-                workers=int(workers) if workers is not None else None,  # type: ignore[call-overload]
+                workers=int(workers) if workers is not None else None,
                 measure_options={
-                    str(name): dict(opts)  # type: ignore[call-overload]
-                    for name, opts in (data.get("measure_options") or {}).items()  # type: ignore[union-attr]
+                    str(name): dict(opts)
+                    for name, opts in (data.get("measure_options") or {}).items()
                 },
                 skip_unavailable=bool(data.get("skip_unavailable", False)),
             )

@@ -368,6 +368,7 @@ def _observations(rows: RatingTable | Iterable[Mapping[str, object]], scale: tup
         study = "" if _blank(extra.get("study")) else str(extra["study"])
         item = (rating.doc_id, rating.system, rating.uid1, rating.uid2)
         questionnaire = extra.get("questionnaire")
+        key: tuple[str, ...]
         if _blank(questionnaire):
             key = (study, "doc", rating.doc_id, rating.uid1, rating.uid2)
         else:

@@ -3,9 +3,9 @@ them (``MetaevalRun``) and the pages and API serve them. No Django."""
 from __future__ import annotations
 
 import csv
-import io
 import math
 from collections.abc import Mapping, Sequence
+from typing import TextIO
 
 from metaeval.core.pipeline import RunResult
 
@@ -21,7 +21,7 @@ def number(value: object) -> str:
     return str(value)
 
 
-def write_csv(rows: Sequence[dict[str, object]], columns: Sequence[str], handle: io.TextIOBase) -> None:
+def write_csv(rows: Sequence[Mapping[str, object]], columns: Sequence[str], handle: TextIO) -> None:
     writer = csv.writer(handle, lineterminator="\n")
     writer.writerow(columns)
     for row in rows:

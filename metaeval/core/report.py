@@ -30,7 +30,7 @@ from metaeval.core.perseval import EXPONENT_BOUNDS, Params
 from metaeval.core.pipeline import HJ_PREFIX, Progress, ProgressEvent
 
 BETAS = tuple(round(1.0 + 0.1 * step, 1) for step in range(11))
-METHODS = ("pearson", "spearman", "kendall")
+METHODS = resampling.METHODS
 #: seed offsets, so each study draws its own stream from the report's seed
 _SEEDS = {"leaderboard": 1, "correlations": 2, "permutations": 3, "stability_paper": 4, "stability_authors": 5,
           "raters": 6}
@@ -205,7 +205,8 @@ def _correlations(
     for index, (a, h) in enumerate(itertools.product(auto, human)):
         systems, values, weights = _matrices(scores, [a, h])
         cell = resampling.correlation_with_ci(
-            values[0], values[1], resample=resample, n_boot=n_boot, confidence=confidence, seed=seed + index,
+            values[0], values[1], resample=cast(resampling.Resample, resample), n_boot=n_boot,
+            confidence=confidence, seed=seed + index,
             auto_weights=weights[0], human_weights=weights[1],
             missing_system=cast(resampling.MissingSystem, missing_system),
         )
@@ -242,7 +243,8 @@ def _permutation_tests(
             systems, values, weights = _matrices(scores, [a, b, h])
             for method in METHODS:
                 result = resampling.permutation_test(
-                    values[0], values[1], values[2], method=method, resample=resample, n_permutations=n,
+                    values[0], values[1], values[2], method=method, resample=cast(resampling.Resample, resample),
+                    n_permutations=n,
                     seed=seed + index, a_weights=weights[0], b_weights=weights[1], human_weights=weights[2],
                     alternative=cast(resampling.Alternative, alternative),
                 )
@@ -268,7 +270,7 @@ def _raters(
     }
     agreement: list[dict[str, Any]] = []
     for scope, summary in [("all", overall), *((f"study:{study}", values)
-                                               for study, values in (overall.get("studies") or {}).items())]:
+                                               for study, values in cast(dict, overall.get("studies") or {}).items())]:
         agreement.extend(_flat({"scope": scope, **row}) for row in _alpha_rows(summary))
     return figure, [_flat(row) for row in per_rater], agreement
 

@@ -121,8 +121,8 @@ MissingSystem = Literal["discard-sample", "drop-system"]
 Alternative = Literal["greater", "two-sided"]
 Seed = int | np.random.SeedSequence | np.random.Generator | None
 
-METHODS: tuple[str, ...] = ("pearson", "spearman", "kendall")
-RESAMPLES: tuple[str, ...] = ("systems", "documents", "both")
+METHODS: tuple[Method, ...] = ("pearson", "spearman", "kendall")
+RESAMPLES: tuple[Resample, ...] = ("systems", "documents", "both")
 #: what a bootstrap sample does when a drawn system has no drawn document with a value (the first is the default)
 MISSING_SYSTEM_RULES: tuple[str, ...] = ("discard-sample", "drop-system")
 #: the alternative hypotheses of the permutation test (the first is the default)
@@ -406,7 +406,7 @@ def _replicates(
     auto: ArrayLike,
     human: ArrayLike,
     *,
-    methods: Sequence[str],
+    methods: Sequence[Method],
     resample: str,
     n_boot: int,
     seed: Seed,
@@ -425,7 +425,7 @@ def _replicates(
     if keep.sum() < MIN_PAIRS:
         return {m: np.full(int(n_boot), np.nan) for m in methods}, 0
     xa, xh = _bootstrap_system_scores(pairs, resample, int(n_boot), rng)
-    incomplete = ~(np.isfinite(xa) & np.isfinite(xh)).all(axis=1)
+    incomplete: NDArray[np.bool_] = ~np.asarray((np.isfinite(xa) & np.isfinite(xh)).all(axis=1))
     if missing_system == "discard-sample":
         xa = np.where(incomplete[:, None], np.nan, xa)  # an all-NaN row correlates to NaN: the sample is dropped
     return {m: batch_correlation(xa, xh, m) for m in methods}, int(incomplete.sum())
@@ -653,12 +653,18 @@ def permutation_test(
     r_a = float(batch_correlation(sa[keep], hs, method)[0])
     r_b = float(batch_correlation(sb[keep], hs, method)[0])
     delta = r_a - r_b
-    common = dict(n_permutations=n_perm, method=method, resample=resample, r_a=r_a, r_b=r_b, n_systems=n_systems,
-                  standardized=standardize, alternative=alternative)
+
+    def result(delta: float, p_value: float, n_valid: int, note: str = "") -> PermutationResult:
+        return PermutationResult(
+            delta=delta, p_value=p_value, n_valid=n_valid, note=note, n_permutations=n_perm, method=method,
+            resample=resample, r_a=r_a, r_b=r_b, n_systems=n_systems, standardized=standardize,
+            alternative=alternative,
+        )
+
     if not math.isfinite(delta):
         notes = (("A", correlate(sa[keep], hs)), ("B", correlate(sb[keep], hs)))
         note = "; ".join(f"{name}: {c.note}" for name, c in notes if c.note) or "delta undefined"
-        return PermutationResult(delta=NAN, p_value=NAN, n_valid=0, note=note, **common)
+        return result(NAN, NAN, 0, note)
     rng = np.random.default_rng(seed)
     deltas = np.empty(n_perm)
     if resample == "systems":
@@ -691,4 +697,4 @@ def permutation_test(
         exceed = int(np.sum(valid >= delta - _TIE_TOLERANCE))
     p_value = (1 + exceed) / (1 + len(valid))
     note = "" if len(valid) == n_perm else f"{n_perm - len(valid)} permutation(s) gave an undefined correlation"
-    return PermutationResult(delta=delta, p_value=p_value, n_valid=len(valid), note=note, **common)
+    return result(delta, p_value, len(valid), note)

@@ -400,7 +400,7 @@ def draw_seed(seed: int, level: float, index: int) -> int:
 
     The spawn key is ``(round(level * 1000), index)``. Each draw therefore has its own reproducible stream,
     whatever other levels or sample counts a study asks for. The result suits ``numpy.random.RandomState``,
-    e.g. :func:`metaeval.core.straightforward.sample_row_indices`.
+    e.g. :func:`tests.reference.straightforward.sample_row_indices`.
     """
     if seed < 0:
         raise ValueError("seed must be a non-negative integer")
@@ -519,7 +519,7 @@ def stability(
       s = ``draw_seed(seed, p, i)``. This is the seeded equivalent of ``DataFrame.sample(frac=p/100)``.
       X, Y and the proportions come from the full data. DEGRESS_j, the document values and EDP's d_min and
       d_mean are recomputed over the kept rows. The EGISES draw and the PerSEval draw use the same seed, so
-      they keep the same rows; :func:`metaeval.core.straightforward.reference_sampled_scores` does the same
+      they keep the same rows; :func:`tests.reference.straightforward.reference_sampled_scores` does the same
       by default.
     * ``value`` = np.round(mean over the level's draws, 4), and likewise ``egises``. Then
       ``bias`` = round(np.std(level values), 4) and ``variance`` = np.var(level values), both population

@@ -74,7 +74,7 @@ def dataset_name_check(name: str) -> str:
         raise ImporterError(
             f'invalid dataset name "{name}": use letters, digits, "-" and "_" only (e.g. "{example}")'
         ) from None
-    if len(name) > DATASET_NAME_MAX:
+    if len(name) > (DATASET_NAME_MAX or 100):
         raise ImporterError(f'invalid dataset name "{name[:20]}...": longer than {DATASET_NAME_MAX} characters')
     return name
 
@@ -118,9 +118,10 @@ def dataset_import(
         if create_dataset:
             dataset, created = Dataset.objects.get_or_create(name=name, defaults={"source": source[:200]})
         else:
-            dataset, created = Dataset.objects.filter(name=name).first(), False
-            if dataset is None:
+            found, created = Dataset.objects.filter(name=name).first(), False
+            if found is None:
                 raise ImporterError(f'dataset "{name}" does not exist; import it first')
+            dataset = found
         dataset = Dataset.objects.select_for_update().get(pk=dataset.pk)  # serialise imports into one dataset
         result = ImportResult(dataset=name, dataset_created=created)
 
@@ -237,8 +238,9 @@ def _upsert(
             changed.append(model(pk=row[0], **values))
         else:
             counts.unchanged += 1
-    model.objects.bulk_create(new, batch_size=BATCH_SIZE)
-    model.objects.bulk_update(changed, list(fields), batch_size=BATCH_SIZE)
+    manager = model._default_manager
+    manager.bulk_create(new, batch_size=BATCH_SIZE)
+    manager.bulk_update(changed, list(fields), batch_size=BATCH_SIZE)
     counts.created, counts.updated = len(new), len(changed)
     return counts
 

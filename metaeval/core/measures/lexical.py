@@ -88,7 +88,7 @@ def _lcs_lengths(enc: Encoded, ia: np.ndarray, ib: np.ndarray) -> np.ndarray:
     from rapidfuzz.distance import LCSseq
     from rapidfuzz.process import cpdist
 
-    seqs = enc.as_strings()
+    seqs: Sequence[str] | Sequence[list[int]] | None = enc.as_strings()
     if seqs is None:  # more distinct tokens than code points: compare integer lists instead
         seqs = enc.id_lists()
     left = [seqs[i] for i in ia.tolist()]

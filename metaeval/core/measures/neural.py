@@ -550,8 +550,8 @@ class InfoLM(NeuralMeasure):
             attention = None
             if not (by_length and full):
                 attention = send((torch.arange(batch_width)[None, :] < lengths[rows][:, None]).long())
-            weights = torch.tensor([w for _, _, w in batch], dtype=torch.float64)
-            yield send(input_ids), attention, send(positions), send(weights), send(rows)
+            batch_weights = torch.tensor([w for _, _, w in batch], dtype=torch.float64)
+            yield send(input_ids), attention, send(positions), send(batch_weights), send(rows)
 
     def _encode_as_torchmetrics(self, texts: Sequence[str]) -> list[np.ndarray]:
         """compat: each text's distribution with torchmetrics' own shapes and arithmetic (``_get_batch_distribution``
@@ -859,8 +859,8 @@ class BertScore(NeuralMeasure):
         span = (lengths[ia] + lengths[ib])[order].tolist()
         f1 = np.empty(len(ia), dtype=np.float64)
         width = vectors[0][1].shape[1] if vectors else 1
-        for rows in _batches(order.tolist(), span, max(1, PAIR_FLOATS // (width * 64)), budget=PAIR_FLOATS // width):
-            rows = np.asarray(rows, dtype=np.int64)
+        for batch in _batches(order.tolist(), span, max(1, PAIR_FLOATS // (width * 64)), budget=PAIR_FLOATS // width):
+            rows = np.asarray(batch, dtype=np.int64)
             la, lb = lengths[ia[rows]], lengths[ib[rows]]
             emb_a = _padded([vectors[i][1] for i in ia[rows]], int(la.max()))
             emb_b = _padded([vectors[i][1] for i in ib[rows]], int(lb.max()))

@@ -11,6 +11,7 @@ function of the word), which is safe to copy into forked worker processes.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -35,10 +36,10 @@ def unique_texts(pairs: Sequence[tuple[str, str]]) -> tuple[list[str], np.ndarra
 #: word (lower-case, ``[a-z0-9]+``) -> token after rouge_score's stemming rule, or None when the result is dropped
 _STEMS: dict[str, str | None] = {}
 _STEMS_MAX = 2_000_000
-_ROUGE: dict[str, object] = {}
+_ROUGE: dict[str, Any] = {}
 
 
-def _rouge_parts() -> dict[str, object]:
+def _rouge_parts() -> dict[str, Any]:
     """rouge_score's own regular expressions and an NLTK Porter stemmer (imported on first use)."""
     if not _ROUGE:
         from nltk.stem import porter

@@ -1,6 +1,6 @@
 """The fast pipeline equals the straightforward pair-at-a-time reference (conventions sec. 2-7) to 1e-9.
 
-The reference (:mod:`metaeval.core.straightforward`) was written independently from the spec and calls the
+The reference (:mod:`tests.reference.straightforward`) was written independently from the spec and calls the
 authors' distance functions one pair at a time; the pipeline batches, deduplicates, caches and forks.
 """
 from __future__ import annotations
@@ -16,7 +16,7 @@ from metaeval.core.corpus import Corpus, Document, Rating, RatingTable
 from metaeval.core.loaders import load_corpus, load_ratings
 from metaeval.core.perseval import Params
 from metaeval.core.pipeline import RunOptions, run_scores
-from metaeval.core.straightforward import AUTHORS_DISTANCES, reference_hj_scores, reference_scores
+from tests.reference.straightforward import AUTHORS_DISTANCES, reference_hj_scores, reference_scores
 
 DEMO = Path(__file__).resolve().parents[3] / "fixtures" / "demo"
 KEYS = ("egises", "degress", "perseval", "accuracy", "egises_accuracy")

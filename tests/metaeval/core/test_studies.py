@@ -21,7 +21,6 @@ from metaeval.core.correlation import correlate, correlation_grid
 from metaeval.core.loaders import load_corpus, load_ratings
 from metaeval.core.perseval import DocPairs, Params, SystemScore, score_system
 from metaeval.core.pipeline import RunOptions, run_scores
-from metaeval.core.straightforward import AUTHORS_DISTANCES, reference_sampled_scores
 from metaeval.core.studies import (
     StudyData,
     benchmark_tables,
@@ -36,6 +35,7 @@ from metaeval.core.studies import (
     stability,
     stability_summary,
 )
+from tests.reference.straightforward import AUTHORS_DISTANCES, reference_sampled_scores
 
 DEMO = Path(__file__).resolve().parents[3] / "fixtures" / "demo"
 BETA = 1.7

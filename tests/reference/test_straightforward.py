@@ -1,4 +1,4 @@
-"""metaeval.core.straightforward: the literal, pair-at-a-time reference (docs/conventions.md sec. 2-7)."""
+"""tests.reference.straightforward: the literal, pair-at-a-time reference (docs/conventions.md sec. 2-7)."""
 from __future__ import annotations
 
 import math
@@ -9,7 +9,8 @@ from itertools import permutations
 import pytest
 
 from metaeval.core.corpus import Corpus, DataError, Document, Rating, RatingTable
-from metaeval.core.straightforward import (
+from tests.metaeval.core import hand_example as hand
+from tests.reference.straightforward import (
     AUTHORS_DISTANCES,
     authors_bleu,
     authors_jsd,
@@ -22,7 +23,6 @@ from metaeval.core.straightforward import (
     reference_scores,
     sample_row_indices,
 )
-from tests.metaeval.core import hand_example as hand
 
 KEYS = ("egises", "degress", "perseval", "accuracy", "egises_accuracy")
 E = 1e-5

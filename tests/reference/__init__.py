@@ -1,0 +1,1 @@
+"""Reference implementations the tests and benchmarks compare the platform with (not shipped)."""
