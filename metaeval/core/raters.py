@@ -65,10 +65,10 @@ from statistics import median
 from typing import Any, Literal, overload
 
 import numpy as np
-from scipy import stats
 
 from metaeval.core.corpus import Corpus, Rating, RatingTable
 from metaeval.core.loaders import ratings_from_rows
+from metaeval.core.resampling import batch_correlation
 
 __all__ = [
     "Item",
@@ -439,16 +439,6 @@ def _natural_key(text: str) -> list[object]:
     return [(0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", text)]
 
 
-def _spearman(x: Sequence[float], y: Sequence[float]) -> float:
-    """Spearman's rho: Pearson correlation of the average ranks; NaN when either side is constant."""
-    rx = stats.rankdata(x)
-    ry = stats.rankdata(y)
-    rx -= rx.mean()
-    ry -= ry.mean()
-    denominator = math.sqrt(float(rx @ rx) * float(ry @ ry))
-    return float(rx @ ry) / denominator if denominator > 0 else NAN
-
-
 def _longest_run(values: Sequence[float]) -> int:
     best = run = 0
     previous: float | None = None
@@ -540,7 +530,8 @@ def rater_report(
                 mine.append(obs.value)
                 others.append((sums[u] - obs.value) / (sizes[u] - 1))
         shared = len(mine)
-        spearman = _spearman(mine, others) if shared >= MIN_SHARED_ITEMS else NAN
+        # Spearman's rho (Pearson's r of average ranks; NaN for a constant side), the one batch implementation
+        spearman = float(batch_correlation(mine, others, "spearman")[0]) if shared >= MIN_SHARED_ITEMS else NAN
         mad = float(np.mean(np.abs(np.subtract(mine, others)))) if shared else NAN
 
         without = units.counts.copy()

@@ -243,12 +243,13 @@ def align(
 
 # ---------------------------------------------------------------------------------------------- correlations
 def _pearson_rows(x: NDArray, y: NDArray) -> NDArray[np.float64]:
+    """sum(xc yc) / sqrt(sum(xc^2) sum(yc^2)) per row (centred): exactly 1 for identical rows, since
+    sqrt(fl(s^2)) = s in binary floating point."""
     xc = x - x.mean(axis=1, keepdims=True)
     yc = y - y.mean(axis=1, keepdims=True)
     with np.errstate(invalid="ignore", divide="ignore"):
-        xc = xc / np.linalg.norm(xc, axis=1, keepdims=True)
-        yc = yc / np.linalg.norm(yc, axis=1, keepdims=True)
-        return np.clip((xc * yc).sum(axis=1), -1.0, 1.0)
+        r = (xc * yc).sum(axis=1) / np.sqrt((xc * xc).sum(axis=1) * (yc * yc).sum(axis=1))
+        return np.clip(r, -1.0, 1.0)
 
 
 def _kendall_rows(x: NDArray, y: NDArray) -> NDArray[np.float64]:

@@ -46,6 +46,7 @@ from metaeval.core.corpus import Corpus, RatingTable
 from metaeval.core.correlation import correlate, correlation_grid
 from metaeval.core.perseval import DocPairs, Params, Row, SystemScore, document_rows, score_rows
 from metaeval.core.pipeline import HJ_PREFIX, Progress, RunOptions, RunResult, run_scores
+from metaeval.core.resampling import batch_correlation
 
 __all__ = [
     "DOCUMENT_COLUMNS",
@@ -409,39 +410,15 @@ def draw_seed(seed: int, level: float, index: int) -> int:
 
 
 def _rank_correlations(samples: np.ndarray, full: np.ndarray) -> tuple[list[float], list[float]]:
-    """Spearman rho and Kendall tau-b of each column of ``samples`` (systems x draws) with ``full`` (per system).
-
-    The values are those of :func:`~metaeval.core.correlation.correlate`, column by column. Systems with a
-    NaN are dropped pairwise, and fewer than 3 systems or a constant side give NaN. Columns without NaN are
-    computed in one vectorised pass, so thousands of draws stay cheap. The others go through ``correlate``.
-    """
-    from scipy.stats import rankdata
-
-    draws = samples.shape[1]
-    spearman = np.full(draws, np.nan)
-    kendall = np.full(draws, np.nan)
-    keep = np.isfinite(full)
-    x_all, y = samples[keep], full[keep]
-    fast = np.all(np.isfinite(x_all), axis=0) if len(y) >= 3 and np.ptp(y) > 0 else np.zeros(draws, dtype=bool)
-    for column in np.flatnonzero(~fast):
-        result = correlate(samples[:, column].tolist(), full.tolist())
-        spearman[column], kendall[column] = result.spearman, result.kendall
-    if fast.any():
-        x = x_all[:, fast]
-        rx = rankdata(x, axis=0) - (len(y) + 1) / 2
-        ry = rankdata(y) - (len(y) + 1) / 2
-        with np.errstate(invalid="ignore", divide="ignore"):
-            rho = (rx * ry[:, None]).sum(axis=0) / np.sqrt((rx**2).sum(axis=0) * (ry**2).sum())
-            first, second = np.triu_indices(len(y), k=1)
-            sx = np.sign(x[first] - x[second])
-            sy = np.sign(y[first] - y[second])
-            untied_x = np.count_nonzero(sx, axis=0)
-            untied_y = np.count_nonzero(sy)
-            tau = (sx * sy[:, None]).sum(axis=0) / np.sqrt(untied_x * untied_y)
-        constant = np.ptp(x, axis=0) == 0  # correlate: undefined for a constant side
-        spearman[fast] = np.where(constant, np.nan, rho)
-        kendall[fast] = np.where(constant, np.nan, tau)
-    return spearman.tolist(), kendall.tolist()
+    """Spearman rho and Kendall tau-b of each column of ``samples`` (systems x draws) with ``full`` (per system),
+    by :func:`metaeval.core.resampling.batch_correlation` (the one batch implementation): systems with a NaN are
+    dropped pairwise; fewer than 3 systems or a constant side give NaN, as
+    :func:`~metaeval.core.correlation.correlate` does."""
+    columns = np.asarray(samples, dtype=np.float64).T
+    return (
+        batch_correlation(columns, full, "spearman").tolist(),
+        batch_correlation(columns, full, "kendall").tolist(),
+    )
 
 
 def _quiet(function: Callable[..., Any], values: Sequence[float]) -> float:
