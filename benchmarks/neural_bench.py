@@ -447,7 +447,7 @@ def compat_infolm(args: argparse.Namespace, model: Path, corpus: Corpus, device:
     and the first few pairs against torchmetrics one pair at a time (rounded), which must be equal."""
     from torchmetrics.functional.text.infolm import infolm
 
-    from metaeval.core.measures.neural import InfoLM
+    from metaeval.core.measures.infolm import InfoLM
 
     texts = sorted({text for pair in plan_corpus(corpus, None).text_pairs() for text in pair})[: args.compat_texts]
     print(f"\n== infolm --compat authors: {len(texts)} unique texts, max_length 20, device {device}")

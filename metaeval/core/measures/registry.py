@@ -44,13 +44,13 @@ def _meteor(compat: bool) -> Measure:
 
 
 def _bertscore(compat: bool, **options: object) -> Measure:
-    from metaeval.core.measures.neural import BertScore
+    from metaeval.core.measures.bertscore import BertScore
 
     return BertScore(compat=compat, **options)  # type: ignore[arg-type]
 
 
 def _infolm(compat: bool, **options: object) -> Measure:
-    from metaeval.core.measures.neural import InfoLM
+    from metaeval.core.measures.infolm import InfoLM
 
     return InfoLM(compat=compat, **options)  # type: ignore[arg-type]
 
@@ -77,9 +77,10 @@ def measure_option_names(name: str) -> list[str]:
     """The keyword options a measure accepts (empty for the lexical ones)."""
     if name not in NEURAL:
         return []
-    from metaeval.core.measures import neural
+    from metaeval.core.measures.bertscore import BertScore
+    from metaeval.core.measures.infolm import InfoLM
 
-    cls = neural.BertScore if name == "bertscore" else neural.InfoLM
+    cls = BertScore if name == "bertscore" else InfoLM
     return [p for p in inspect.signature(cls.__init__).parameters if p not in ("self", "compat")]
 
 

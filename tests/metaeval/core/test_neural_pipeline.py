@@ -19,7 +19,8 @@ from metaeval.core.corpus import Corpus, Document
 from metaeval.core.distances import corpus_doc_pairs, evaluate, plan_corpus
 from metaeval.core.loaders import load_corpus
 from metaeval.core.measures.base import MeasureUnavailable
-from metaeval.core.measures.neural import BertScore, InfoLM
+from metaeval.core.measures.bertscore import BertScore
+from metaeval.core.measures.infolm import InfoLM
 from metaeval.core.measures.registry import NEURAL, REPORT_DEFAULT, get_measure, measure_option_names
 from metaeval.core.perseval import Params, score_system
 from metaeval.core.pipeline import RunOptions, run_scores

@@ -34,7 +34,8 @@ from torchmetrics.functional.text.infolm import (
 )
 
 from metaeval.core.measures.base import MeasureUnavailable
-from metaeval.core.measures.neural import BertScore, InfoLM
+from metaeval.core.measures.bertscore import BertScore
+from metaeval.core.measures.infolm import InfoLM
 
 from .tiny_models import ENCODER_MAX_LENGTH
 
