@@ -401,8 +401,15 @@ def ours_on_first_document(name: str, corpus: Corpus, device: str, options: dict
     return pairs, ours, time.perf_counter() - started
 
 
-def one_pair_at_a_time(args: argparse.Namespace, model: Path, corpus: Corpus, device: str, options: dict) -> None:
+def torchmetrics_infolm(model: Path, a: str, b: str, max_length: int, device: str) -> float:
+    """torchmetrics' InfoLM on one pair, as the authors called it (T = 0.25, idf off, alpha = beta = 1)."""
     from torchmetrics.functional.text.infolm import infolm
+
+    return float(infolm([a], [b], model_name_or_path=str(model), temperature=0.25, idf=False, alpha=1.0, beta=1.0,
+                        information_measure="ab_divergence", max_length=max_length, device=device, verbose=False))
+
+
+def one_pair_at_a_time(args: argparse.Namespace, model: Path, corpus: Corpus, device: str, options: dict) -> None:
 
     pairs, ours, ours_seconds = ours_on_first_document("infolm", corpus, device, options)
     rng = random.Random(1)
@@ -411,23 +418,7 @@ def one_pair_at_a_time(args: argparse.Namespace, model: Path, corpus: Corpus, de
     theirs = []
     started = time.perf_counter()
     for a, b in sample:
-        theirs.append(
-            float(
-                infolm(
-                    [a],
-                    [b],
-                    model_name_or_path=str(model),
-                    temperature=0.25,
-                    idf=False,
-                    alpha=1.0,
-                    beta=1.0,
-                    information_measure="ab_divergence",
-                    max_length=args.max_length,
-                    device=device,
-                    verbose=False,
-                )
-            )
-        )
+        theirs.append(torchmetrics_infolm(model, a, b, args.max_length, device))
     synchronize(device)
     per_pair = (time.perf_counter() - started) / len(sample)
     scaled = per_pair * len(pairs)
@@ -445,7 +436,6 @@ def compat_infolm(args: argparse.Namespace, model: Path, corpus: Corpus, device:
     """``--compat authors`` InfoLM (torchmetrics' shapes and float32 arithmetic on one CPU thread, max_length 20,
     rounded to 5 dp) against the batched default path at the same max_length, on ``--compat-texts`` unique texts;
     and the first few pairs against torchmetrics one pair at a time (rounded), which must be equal."""
-    from torchmetrics.functional.text.infolm import infolm
 
     from metaeval.core.measures.infolm import InfoLM
 
@@ -468,27 +458,7 @@ def compat_infolm(args: argparse.Namespace, model: Path, corpus: Corpus, device:
     try:
         pairs = list(zip(texts[: args.subset_pairs], texts[1 : args.subset_pairs + 1], strict=False))
         ours = InfoLM(compat=True, model=str(model), device=device).distances(pairs).tolist()
-        theirs = [
-            round(
-                float(
-                    infolm(
-                        [a],
-                        [b],
-                        model_name_or_path=str(model),
-                        temperature=0.25,
-                        idf=False,
-                        alpha=1.0,
-                        beta=1.0,
-                        information_measure="ab_divergence",
-                        max_length=20,
-                        device=device,
-                        verbose=False,
-                    )
-                ),
-                5,
-            )
-            for a, b in pairs
-        ]
+        theirs = [round(torchmetrics_infolm(model, a, b, 20, device), 5) for a, b in pairs]
     finally:
         torch.set_num_threads(threads)
     equal = sum(x == y for x, y in zip(ours, theirs, strict=True))

@@ -68,16 +68,8 @@ class BertScore(NeuralMeasure):
     ) -> None:
         if compat and (idf or baseline):
             raise ValueError("bertscore compat uses the authors' settings (idf off, no baseline)")
-        super().__init__(
-            compat=compat,
-            model=model,
-            max_length=max_length,
-            idf=idf,
-            batch_size=batch_size,
-            batch_tokens=batch_tokens,
-            device=device,
-            dtype=dtype,
-        )
+        super().__init__(compat=compat, model=model, max_length=max_length, idf=idf, batch_size=batch_size,
+                         batch_tokens=batch_tokens, device=device, dtype=dtype)
         self.requested_layer = layer
         self.baseline_path = baseline
         self._baseline: float | None = None

@@ -86,16 +86,8 @@ class InfoLM(NeuralMeasure):
             if idf or alpha != 1.0 or beta != 1.0 or temperature != 0.25 or dtype != "float32":
                 raise ValueError("infolm compat uses the authors' settings (T=0.25, idf off, alpha=beta=1, float32)")
             max_length = 20 if max_length is None else max_length
-        super().__init__(
-            compat=compat,
-            model=model,
-            max_length=max_length,
-            idf=idf,
-            batch_size=batch_size,
-            batch_tokens=batch_tokens,
-            device=device,
-            dtype=dtype,
-        )
+        super().__init__(compat=compat, model=model, max_length=max_length, idf=idf, batch_size=batch_size,
+                         batch_tokens=batch_tokens, device=device, dtype=dtype)
         if temperature <= 0:
             raise ValueError("temperature must be positive")
         if alpha == 0 or beta == 0 or alpha + beta == 0:
