@@ -244,11 +244,10 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def full_settings(args: argparse.Namespace) -> dict[str, Any] | None:
     """``build_report`` settings from ``report --full`` (a fresh random seed unless ``--seed``); None without it."""
-    given = {option.name: getattr(args, option.name, None) for option in REPORT_OPTIONS}
     seed = getattr(args, "seed", None)
     if not getattr(args, "full", False):
-        named = [option.flag for option in REPORT_OPTIONS if given[option.name] is not None]
-        named = (["--seed"] if seed is not None else []) + named
+        named = ["--seed"] if seed is not None else []
+        named += [option.flag for option in REPORT_OPTIONS if getattr(args, option.name, None) is not None]
         if named:
             verb = "needs" if len(named) == 1 else "need"
             raise UsageError(f"{', '.join(named)} {verb} --full (settings of the full report)")
@@ -260,7 +259,8 @@ def full_settings(args: argparse.Namespace) -> dict[str, Any] | None:
 
 def report_settings(args: argparse.Namespace) -> dict[str, Any]:
     """Every :data:`~metaeval.core.report.REPORT_OPTIONS` setting: the flag's value, else the table's default."""
-    return {option.name: option.default if getattr(args, option.name, None) is None else getattr(args, option.name)
+    given = {option.name: getattr(args, option.name, None) for option in REPORT_OPTIONS}
+    return {option.name: option.default if given[option.name] is None else given[option.name]
             for option in REPORT_OPTIONS}
 
 

@@ -23,7 +23,6 @@ class OptionFormField(forms.Field):
 
     def __init__(self, option: Option, **kwargs: Any) -> None:
         self.option = option
-        kwargs.setdefault("help_text", option.describe(kwargs.pop("default", None)))
         kwargs.setdefault("label", option.name.replace("_", " ").capitalize())
         super().__init__(**kwargs)
 
@@ -39,9 +38,10 @@ class OptionFormField(forms.Field):
 
 
 def form_field(option: Option, **kwargs: Any) -> forms.Field:
-    """A choice field for an option with choices, else an :class:`OptionFormField`."""
+    """A choice field for an option with choices, else an :class:`OptionFormField`; the help text says the
+    allowed values and the default (``default=`` overrides the option's in the text)."""
+    kwargs.setdefault("help_text", option.describe(kwargs.pop("default", None)))
     if option.choices:
-        kwargs.setdefault("help_text", option.describe(kwargs.pop("default", None)))
         kwargs.setdefault("initial", option.default)
         return forms.ChoiceField(choices=[(word, word) for word in option.choices], **kwargs)
     return OptionFormField(option, **kwargs)

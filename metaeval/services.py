@@ -160,9 +160,10 @@ def _execute(
 
 
 def _report_settings(parameters: Mapping[str, object]) -> dict[str, Any]:
-    """The report settings a run carries in ``parameters["report"]`` (checked when it was queued)."""
+    """The report settings a run carries in ``parameters["report"]`` (checked when it was queued, and again by
+    :func:`~metaeval.core.report.build_report` itself)."""
     given = parameters.get("report") or {}
-    return check_report_settings(given) if isinstance(given, Mapping) else {}
+    return dict(given) if isinstance(given, Mapping) else {}
 
 
 def run_execute(

@@ -73,6 +73,8 @@ def load_corpus(
 
 
 def _reporter(problems: Problems, file: str, line: int) -> Callable[[str], None]:
+    """``error(message)``: a problem at ``file:line`` (the parser's and the ``check`` hook's)."""
+
     def error(message: str) -> None:
         problems.add(file, line, message)
 
@@ -95,10 +97,7 @@ def _parse_document(
 ) -> Document | None:
     """Validate one record; add its problems and return ``None`` when it has any."""
     before = len(problems)
-
-    def error(message: str) -> None:
-        problems.add(file, line, message)
-
+    error = _reporter(problems, file, line)
     if not isinstance(value, dict):
         error(f"expected a JSON object (one document), found {json_type(value)}")
         return None

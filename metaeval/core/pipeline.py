@@ -31,7 +31,6 @@ DEFAULT_AUX = ("rouge_l",)
 PACKAGES = ("numpy", "scipy", "rapidfuzz", "nltk", "rouge-score", "torch", "transformers", "tokenizers")
 
 
-
 @dataclass(frozen=True)
 class ProgressEvent:
     """What a run reports as it goes, for progress bars and logs: ``kind`` is ``"started"`` or ``"finished"``

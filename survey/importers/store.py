@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_slug
@@ -22,7 +22,7 @@ from survey.models import REFERENCE_SYSTEM, Dataset, Document, Reader, Summary, 
 
 log = logging.getLogger(__name__)
 BATCH_SIZE = 500
-DATASET_NAME_MAX = Dataset._meta.get_field("name").max_length
+DATASET_NAME_MAX = cast(int, Dataset._meta.get_field("name").max_length)  # a SlugField: always set
 
 
 @dataclass
@@ -74,7 +74,7 @@ def dataset_name_check(name: str) -> str:
         raise ImporterError(
             f'invalid dataset name "{name}": use letters, digits, "-" and "_" only (e.g. "{example}")'
         ) from None
-    if len(name) > (DATASET_NAME_MAX or 100):
+    if len(name) > DATASET_NAME_MAX:
         raise ImporterError(f'invalid dataset name "{name[:20]}...": longer than {DATASET_NAME_MAX} characters')
     return name
 

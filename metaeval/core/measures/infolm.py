@@ -201,7 +201,8 @@ class InfoLM(NeuralMeasure):
 
         mask_id = int(self.tokenizer.mask_token_id)
         pad_id = int(self.tokenizer.pad_token_id or 0)
-        lengths = torch.tensor([len(ids) for ids in ids_list], dtype=torch.long)
+        text_lengths = [len(ids) for ids in ids_list]
+        lengths = torch.tensor(text_lengths, dtype=torch.long)
         width = int(lengths.max()) if len(ids_list) else 0
         padded = torch.full((len(ids_list), width), pad_id, dtype=torch.long)
         for row, ids in enumerate(ids_list):
@@ -212,8 +213,8 @@ class InfoLM(NeuralMeasure):
             for position, token in enumerate(ids):
                 if token not in self._special:
                     jobs.append((text_index, position, float(weights[position])))
-        jobs.sort(key=lambda job: len(ids_list[job[0]]))
-        job_lengths = [len(ids_list[text]) for text, _, _ in jobs]
+        jobs.sort(key=lambda job: text_lengths[job[0]])
+        job_lengths = [text_lengths[text] for text, _, _ in jobs]
         by_length = self.on_gpu
         if by_length:
             batches = _batches(jobs, job_lengths, self.token_budget, budget=self.token_budget, same_length=True)
@@ -227,13 +228,13 @@ class InfoLM(NeuralMeasure):
         for batch in batches:
             rows = torch.tensor([text for text, _, _ in batch], dtype=torch.long)
             positions = torch.tensor([position for _, position, _ in batch], dtype=torch.long)
-            batch_width = int(lengths[rows].max())
+            row_lengths = lengths[rows]
+            batch_width = int(row_lengths.max())
             input_ids = padded[rows, :batch_width]
             input_ids[torch.arange(len(batch)), positions] = mask_id
-            full = bool((lengths[rows] == batch_width).all())
             attention = None
-            if not (by_length and full):
-                attention = send((torch.arange(batch_width)[None, :] < lengths[rows][:, None]).long())
+            if not (by_length and bool((row_lengths == batch_width).all())):
+                attention = send((torch.arange(batch_width)[None, :] < row_lengths[:, None]).long())
             batch_weights = torch.tensor([w for _, _, w in batch], dtype=torch.float64)
             yield send(input_ids), attention, send(positions), send(batch_weights), send(rows)
 
