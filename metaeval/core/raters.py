@@ -2,39 +2,14 @@
 sec. 15).
 
 Participants rate pairs of summaries for similarity on a 1..6 scale. An **item** (Krippendorff's *unit*) is
-``(doc_id, system, uid1, uid2)``; several raters rate the same item. This module gives
+``(doc_id, system, uid1, uid2)``; several raters rate the same item. Alpha itself is
+:mod:`metaeval.core.agreement`; this module gives
 
-* :func:`krippendorff_alpha` -- Krippendorff's alpha via the coincidence matrix (Krippendorff 2011,
-  "Computing Krippendorff's Alpha-Reliability"), for the nominal, ordinal, interval and ratio levels;
-* :func:`alpha_bootstrap_ci` -- a percentile bootstrap interval, resampling units with replacement;
 * :func:`rater_report` -- per rater: volume, time on task, straight-lining, agreement with the other raters and
   the leave-one-out alpha;
 * :func:`overall_report` -- alpha overall and per study, with intervals and counts, also on the units that
   compare two different texts and on those that compare a text with itself (:func:`identical_text_items`);
 * :func:`exclude_raters` -- drop raters so that a run can be redone without them.
-
-Formulas (Krippendorff 2011)
-----------------------------
-Let ``n_uc`` be the number of values ``c`` assigned to unit ``u`` and ``m_u = sum_c n_uc``. Only units with
-``m_u >= 2`` are *pairable*; the others are ignored. The coincidence matrix is ::
-
-    o_ck = sum_u (n_uc * n_uk - [c == k] * n_uc) / (m_u - 1)
-
-with margins ``n_c = sum_k o_ck`` and ``n = sum_c n_c`` (the number of pairable values). Then ::
-
-    alpha = 1 - D_o / D_e = 1 - (n - 1) * sum_{c,k} o_ck * delta2_ck / sum_{c,k} n_c * n_k * delta2_ck
-
-(the expected coincidences are ``e_ck = (n_c * n_k - [c == k] * n_c) / (n - 1)``; the diagonal term drops out
-because ``delta2_cc = 0``). The difference functions ``delta2_ck`` are
-
-* nominal:  ``0 if c == k else 1``;
-* ordinal:  ``(sum_{g=c..k} n_g - (n_c + n_k) / 2) ** 2`` -- which equals ``(r_k - r_c) ** 2`` with the mid-rank
-  ``r_g = sum_{h<=g} n_h - n_g / 2``; values are ordered as given in ``values``;
-* interval: ``(c - k) ** 2``;
-* ratio:    ``((c - k) / (c + k)) ** 2``.
-
-Alpha is 1 for perfect agreement and 0 for agreement at chance level. It is NaN when no unit is pairable or
-when ``D_e = 0`` (every pairable value is the same, so there is no variation to agree about).
 
 Rows
 ----
@@ -62,22 +37,21 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from statistics import median
-from typing import Any, Literal, overload
+from typing import overload
 
 import numpy as np
 
+from metaeval.core.agreement import Level, alpha_from_counts, bootstrap_counts, check_boot, check_level, level_values
 from metaeval.core.corpus import Corpus, Rating, RatingTable
 from metaeval.core.loaders import ratings_from_rows
 from metaeval.core.resampling import batch_correlation
 
 __all__ = [
     "Item",
-    "Level",
-    "alpha_bootstrap_ci",
-    "coincidence_matrix",
+    "RaterQuality",
+    "TEXT_GROUPS",
     "exclude_raters",
     "identical_text_items",
-    "krippendorff_alpha",
     "overall_report",
     "parse_time",
     "rater_report",
@@ -85,222 +59,8 @@ __all__ = [
 
 Item = tuple[str, str, str, str]
 """``(doc_id, system, uid1, uid2)``: the unit being rated."""
-Level = Literal["nominal", "ordinal", "interval", "ratio"]
-LEVELS: tuple[str, ...] = ("nominal", "ordinal", "interval", "ratio")
-DEFAULT_VALUES: tuple[int, ...] = (1, 2, 3, 4, 5, 6)
 MIN_SHARED_ITEMS = 3
 NAN = float("nan")
-
-#: Units (items) mapped to their ratings: ``{rater: value}`` or a plain collection of values. ``None``/NaN
-#: values are missing. Or a reliability matrix: raters x units, NaN for missing (as the ``krippendorff`` package).
-ReliabilityData = Mapping[Any, Mapping[Any, object] | Iterable[object]] | Sequence[Any] | np.ndarray
-
-
-# --------------------------------------------------------------------------------------------------------------
-# Krippendorff's alpha
-# --------------------------------------------------------------------------------------------------------------
-
-
-def _is_missing(value: object) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value)) or (
-        isinstance(value, np.floating) and bool(np.isnan(value))
-    )
-
-
-def _domain(values: Sequence[object] | None, observed: Iterable[object]) -> tuple[object, ...]:
-    """The ordered value domain: ``values`` as given, or the sorted observed values when ``None``."""
-    if values is None:
-        domain = tuple(sorted(set(observed)))  # type: ignore[type-var]
-    else:
-        domain = tuple(values)
-        if len(set(domain)) != len(domain):
-            raise ValueError(f"values must not repeat a value: {domain!r}")
-    return domain
-
-
-def _value_counts(data: ReliabilityData, values: Sequence[object] | None) -> tuple[np.ndarray, tuple[object, ...]]:
-    """``(counts, domain)``: ``counts[u, c]`` is the number of times value ``domain[c]`` was given to unit ``u``.
-
-    Every unit is included (also those with fewer than two values).
-    """
-    if isinstance(data, Mapping):
-        units: list[list[object]] = []
-        for ratings in data.values():
-            given = ratings.values() if isinstance(ratings, Mapping) else ratings
-            units.append([v for v in given if not _is_missing(v)])
-        domain = _domain(values, (v for unit in units for v in unit))
-        index = {value: i for i, value in enumerate(domain)}
-        counts = np.zeros((len(units), len(domain)), dtype=np.float64)
-        for u, unit in enumerate(units):
-            for value in unit:
-                try:
-                    counts[u, index[value]] += 1
-                except (KeyError, TypeError):
-                    raise ValueError(f"value {value!r} is not one of the values {domain!r}") from None
-        return counts, domain
-    matrix = np.asarray(data, dtype=np.float64)
-    if matrix.ndim != 2:
-        raise ValueError(f"a reliability matrix must be 2-D (raters x units), not of shape {matrix.shape}")
-    present = ~np.isnan(matrix)
-    domain = _domain(values, np.unique(matrix[present]).tolist())
-    numeric = np.asarray(domain, dtype=np.float64)
-    hits = matrix.T[:, :, None] == numeric[None, None, :]  # units x raters x values
-    outside = present.T & ~hits.any(axis=2)
-    if outside.any():
-        bad = matrix.T[outside][0]
-        raise ValueError(f"value {bad!r} is not one of the values {domain!r}")
-    return hits.sum(axis=1).astype(np.float64), domain
-
-
-def _pairable(counts: np.ndarray) -> np.ndarray:
-    return counts[counts.sum(axis=1) >= 2]
-
-
-def _unit_coincidences(counts: np.ndarray) -> np.ndarray:
-    """Per pairable unit ``(n_uc n_uk - [c == k] n_uc) / (m_u - 1)``, shape (units, V, V)."""
-    m = counts.sum(axis=1)
-    scaled = counts / (m - 1)[:, None]
-    out = scaled[:, :, None] * counts[:, None, :]
-    diagonal = np.arange(counts.shape[1])
-    out[:, diagonal, diagonal] -= scaled
-    return out
-
-
-def _coincidences(counts: np.ndarray) -> np.ndarray:
-    """The coincidence matrix ``o`` (V x V) of the pairable units of ``counts``."""
-    pairable = _pairable(counts)
-    m = pairable.sum(axis=1)
-    scaled = pairable / (m - 1)[:, None]
-    return scaled.T @ pairable - np.diag(scaled.sum(axis=0))
-
-
-def _check_boot(n_boot: int, confidence: float) -> None:
-    if n_boot < 1:
-        raise ValueError(f"n_boot must be at least 1, not {n_boot}")
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be between 0 and 1, not {confidence}")
-
-
-def _check_level(level: str) -> None:
-    if level not in LEVELS:
-        raise ValueError(f"unknown level {level!r}; choose one of {', '.join(LEVELS)}")
-
-
-def _numeric(domain: Sequence[object], level: str) -> np.ndarray:
-    if level in ("interval", "ratio"):
-        try:
-            return np.asarray(domain, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise ValueError(f"the {level} level needs numeric values, not {tuple(domain)!r}") from None
-    return np.arange(len(domain), dtype=np.float64)
-
-
-def _alpha_from_o(o: np.ndarray, numeric: np.ndarray, level: str) -> np.ndarray:
-    """Alpha from coincidence matrices ``o`` of shape (..., V, V); NaN where undefined."""
-    n_c = o.sum(axis=-1)
-    n = n_c.sum(axis=-1)
-    if level == "ordinal":
-        mid = np.cumsum(n_c, axis=-1) - n_c / 2  # mid-ranks: sum_{g=c..k} n_g - (n_c + n_k)/2 = r_k - r_c
-        delta2 = (mid[..., :, None] - mid[..., None, :]) ** 2
-    elif level == "nominal":
-        delta2 = 1.0 - np.eye(len(numeric))
-    elif level == "interval":
-        delta2 = (numeric[:, None] - numeric[None, :]) ** 2
-    else:
-        total = numeric[:, None] + numeric[None, :]
-        diff = numeric[:, None] - numeric[None, :]
-        delta2 = np.divide(diff, total, out=np.zeros_like(diff), where=total != 0) ** 2
-    observed = (o * delta2).sum(axis=(-2, -1))
-    expected = (n_c[..., :, None] * n_c[..., None, :] * delta2).sum(axis=(-2, -1))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        alpha = 1.0 - (n - 1) * observed / expected
-    return np.where((expected > 0) & (n > 1), alpha, np.nan)
-
-
-def _alpha_from_counts(counts: np.ndarray, numeric: np.ndarray, level: str) -> float:
-    if not (counts.sum(axis=1) >= 2).any():
-        return NAN
-    return float(_alpha_from_o(_coincidences(counts), numeric, level))
-
-
-def coincidence_matrix(data: ReliabilityData, values: Sequence[object] | None = DEFAULT_VALUES) -> np.ndarray:
-    """The coincidence matrix ``o_ck = sum_u (n_uc n_uk - [c == k] n_uc) / (m_u - 1)`` over pairable units,
-    rows and columns in the order of ``values`` (``None``: the sorted observed values). See
-    :func:`krippendorff_alpha` for ``data``."""
-    counts, _ = _value_counts(data, values)
-    return _coincidences(counts)
-
-
-def krippendorff_alpha(
-    data: ReliabilityData,
-    level: Level = "ordinal",
-    values: Sequence[object] | None = DEFAULT_VALUES,
-) -> float:
-    """Krippendorff's alpha of ``data`` at ``level`` (formulas in the module docstring).
-
-    ``data`` is either a mapping ``{unit: {rater: value}}`` (or ``{unit: [values]}``; ``None``/NaN values are
-    missing), or a reliability matrix of shape (raters, units) with NaN for missing values, as the
-    ``krippendorff`` package takes it. ``values`` is the ordered value domain (default 1..6, the survey's scale);
-    ``None`` uses the sorted observed values. A value outside the domain raises ``ValueError``. Units with fewer
-    than two values are not pairable and are ignored. Returns NaN when no unit is pairable or the pairable
-    values do not vary.
-    """
-    _check_level(level)
-    counts, domain = _value_counts(data, values)
-    return _alpha_from_counts(counts, _numeric(domain, level), level)
-
-
-def alpha_bootstrap_ci(
-    data: ReliabilityData,
-    level: Level = "ordinal",
-    values: Sequence[object] | None = DEFAULT_VALUES,
-    *,
-    n_boot: int = 1000,
-    confidence: float = 0.95,
-    seed: int | np.random.Generator = 0,
-) -> tuple[float, float, float]:
-    """``(alpha, low, high)``: alpha and its percentile bootstrap interval.
-
-    Each replicate draws as many pairable units as there are, uniformly with replacement (units with fewer
-    than two values carry no pairs and are left out of the draw), rebuilds the coincidence matrix from the drawn
-    units' contributions -- for the ordinal level the mid-ranks are recomputed from each replicate's margins --
-    and computes alpha. ``low``/``high`` are the ``(1 - confidence)/2`` and ``(1 + confidence)/2`` quantiles
-    (linear interpolation) of the replicates that are defined (not NaN). ``seed`` seeds
-    ``numpy.random.default_rng``; the same seed and data give the same interval. ``low``/``high`` are NaN when
-    alpha is undefined or no replicate is.
-    """
-    _check_level(level)
-    _check_boot(n_boot, confidence)
-    counts, domain = _value_counts(data, values)
-    return _bootstrap(counts, _numeric(domain, level), level, n_boot, confidence, seed)
-
-
-def _bootstrap(
-    counts: np.ndarray, numeric: np.ndarray, level: str, n_boot: int, confidence: float,
-    seed: int | np.random.Generator,
-) -> tuple[float, float, float]:
-    alpha = _alpha_from_counts(counts, numeric, level)
-    if math.isnan(alpha):
-        return alpha, NAN, NAN
-    pairable = _pairable(counts)
-    units = len(pairable)
-    width = pairable.shape[1]
-    contributions = _unit_coincidences(pairable).reshape(units, width * width)
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-    chunk = max(1, min(n_boot, 2_000_000 // units))
-    probabilities = np.full(units, 1.0 / units)
-    replicates: list[np.ndarray] = []
-    for start in range(0, n_boot, chunk):
-        size = min(chunk, n_boot - start)
-        weights = rng.multinomial(units, probabilities, size=size).astype(np.float64)
-        o = (weights @ contributions).reshape(size, width, width)
-        replicates.append(_alpha_from_o(o, numeric, level))
-    reps = np.concatenate(replicates)
-    reps = reps[~np.isnan(reps)]
-    if not reps.size:
-        return alpha, NAN, NAN
-    low, high = np.quantile(reps, [(1 - confidence) / 2, (1 + confidence) / 2])
-    return alpha, float(low), float(high)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -449,15 +209,40 @@ def _longest_run(values: Sequence[float]) -> int:
     return best
 
 
+@dataclass(frozen=True)
+class RaterQuality:
+    """One rater's line of :func:`rater_report` (the fields are described there)."""
+
+    rater: str
+    studies: list[str]
+    n_ratings: int
+    n_questionnaires: int
+    mean_rating: float
+    median_seconds: float | None
+    n_timed: int
+    straightlined_share: float | None
+    n_straightlined: int
+    longest_run: int
+    n_shared_items: int
+    spearman_with_others: float
+    mad_from_others: float
+    alpha_without: float
+    alpha_change: float
+
+    def as_dict(self) -> dict[str, object]:
+        """The fields in order, as a plain dict (a report table row)."""
+        return dataclasses.asdict(self)
+
+
 def rater_report(
     rows: RatingTable | Iterable[Mapping[str, object]],
     *,
     scale: tuple[float, float] = (1, 6),
     level: Level = "ordinal",
-) -> list[dict[str, object]]:
-    """One dict per named rater (natural order of the ids: P2 before P10).
+) -> list[RaterQuality]:
+    """One :class:`RaterQuality` per named rater (natural order of the ids: P2 before P10).
 
-    Keys:
+    Fields:
 
     * ``rater``, ``studies`` (sorted), ``n_ratings`` (rows, duplicates included), ``n_questionnaires``,
       ``mean_rating``;
@@ -480,12 +265,12 @@ def rater_report(
     questionnaire's document and reader pair in the survey. Agreement figures and alpha use each rater's first
     rating of an item (see the module docstring); the questionnaire figures use every row.
     """
-    _check_level(level)
+    check_level(level)
     observations, scale = _observations(rows, scale)
     values = _scale_values(scale)
     units = _units(observations, values)
-    numeric = _numeric(values, level)
-    alpha_all = _alpha_from_counts(units.counts, numeric, level)
+    numeric = level_values(values, level)
+    alpha_all = alpha_from_counts(units.counts, numeric, level)
 
     item_index = {item: u for u, item in enumerate(units.items)}
     sums = np.zeros(len(units.items))
@@ -504,7 +289,7 @@ def rater_report(
         if obs.rater:
             kept_by_rater.setdefault(obs.rater, []).append(obs)
 
-    report: list[dict[str, object]] = []
+    report: list[RaterQuality] = []
     for rater in sorted(by_rater, key=_natural_key):
         own = by_rater[rater]
         questionnaires: dict[tuple[str, ...], list[_Obs]] = {}
@@ -538,25 +323,25 @@ def rater_report(
         cells = units.cells.get(rater, [])
         if cells:
             np.subtract.at(without, tuple(np.array(cells).T), 1)
-        alpha_without = _alpha_from_counts(without, numeric, level)
+        alpha_without = alpha_from_counts(without, numeric, level)
 
-        report.append({
-            "rater": rater,
-            "studies": sorted({obs.study for obs in own}),
-            "n_ratings": len(own),
-            "n_questionnaires": len(questionnaires),
-            "mean_rating": float(np.mean([obs.value for obs in own])),
-            "median_seconds": float(median(durations)) if durations else None,
-            "n_timed": len(durations),
-            "straightlined_share": straight / len(multi) if multi else None,
-            "n_straightlined": straight,
-            "longest_run": max(runs),
-            "n_shared_items": shared,
-            "spearman_with_others": spearman,
-            "mad_from_others": mad,
-            "alpha_without": alpha_without,
-            "alpha_change": alpha_without - alpha_all,
-        })
+        report.append(RaterQuality(
+            rater=rater,
+            studies=sorted({obs.study for obs in own}),
+            n_ratings=len(own),
+            n_questionnaires=len(questionnaires),
+            mean_rating=float(np.mean([obs.value for obs in own])),
+            median_seconds=float(median(durations)) if durations else None,
+            n_timed=len(durations),
+            straightlined_share=straight / len(multi) if multi else None,
+            n_straightlined=straight,
+            longest_run=max(runs),
+            n_shared_items=shared,
+            spearman_with_others=spearman,
+            mad_from_others=mad,
+            alpha_without=alpha_without,
+            alpha_change=alpha_without - alpha_all,
+        ))
     return report
 
 
@@ -567,7 +352,7 @@ def _summary(
     units = _units(observations, values)
     sizes = units.counts.sum(axis=1)
     pairable = sizes >= 2
-    alpha, low, high = _bootstrap(units.counts, _numeric(values, level), level, n_boot, confidence, seed)
+    alpha, low, high = bootstrap_counts(units.counts, level_values(values, level), level, n_boot, confidence, seed)
     return {
         "alpha": alpha,
         "low": low,
@@ -652,8 +437,8 @@ def overall_report(
     inflate agreement), and which alpha to quote: ``"different"`` when it is defined, else ``"all"``. Ratings of
     items missing from ``identical`` enter neither group and are counted in ``n_unknown_texts``.
     """
-    _check_level(level)
-    _check_boot(n_boot, confidence)
+    check_level(level)
+    check_boot(n_boot, confidence)
     observations, scale = _observations(rows, scale)
     values = _scale_values(scale)
     if isinstance(identical, Corpus):

@@ -145,12 +145,12 @@ def build_report(
         stability_rows: list[dict[str, Any]] = []
         summary: list[dict[str, Any]] = []
         for definition in ("paper", "authors"):
-            rows = studies.stability(
+            drawn = studies.stability(
                 data, definition=definition, levels=tuple(stability_levels), samples=stability_samples,
                 seed=seed + _SEEDS[f"stability_{definition}"], params=params, measures=auto,
             )
-            stability_rows.extend(_flat(row) for row in rows)
-            summary.extend(studies.stability_summary(rows))
+            stability_rows.extend(_flat(row.as_dict()) for row in drawn)
+            summary.extend(studies.stability_summary(drawn))
         tables["stability"] = stability_rows
         tables["stability_summary"] = [_flat({k: v for k, v in row.items() if k != "levels"}) for row in summary]
         report["stability"] = [
@@ -263,8 +263,7 @@ def _raters(
         "alpha": overall.get("alpha"), "low": overall.get("low"), "high": overall.get("high"),
         "alphas": _alpha_rows(overall),
         "per_rater": [
-            {"rater": row["rater"], "agreement": row.get("spearman_with_others"),
-             "alpha_without": row.get("alpha_without")}
+            {"rater": row.rater, "agreement": row.spearman_with_others, "alpha_without": row.alpha_without}
             for row in per_rater
         ],
     }
@@ -272,7 +271,7 @@ def _raters(
     for scope, summary in [("all", overall), *((f"study:{study}", values)
                                                for study, values in cast(dict, overall.get("studies") or {}).items())]:
         agreement.extend(_flat({"scope": scope, **row}) for row in _alpha_rows(summary))
-    return figure, [_flat(row) for row in per_rater], agreement
+    return figure, [_flat(row.as_dict()) for row in per_rater], agreement
 
 
 #: which units each alpha row covers, in the words of the report
