@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Iterable, Sequence
 
 from django.db.models import QuerySet
@@ -12,9 +11,7 @@ from metaeval.core.corpus import Corpus, Document, RatingTable, systems_in_order
 from metaeval.core.loaders import ratings_from_rows
 from metaeval.models import MetaevalRun
 from survey.models import RATING_MAX, RATING_MIN, Assignment, Dataset, Study, Summary
-from survey.selectors import rater_id, ratings_export_rows
-
-_RATER = re.compile(r"^[Pp]?(\d+)$")
+from survey.selectors import participant_of_rater, rater_id, ratings_export_rows
 
 
 def corpus_from_dataset(*, dataset: Dataset) -> Corpus:
@@ -47,11 +44,13 @@ def study_scale(*, study: Study) -> tuple[int, int]:
 
 def study_rating_rows(*, study: Study, exclude_raters: Iterable[str] = ()) -> list[dict[str, object]]:
     """The study's ratings in the export layout (rater ids, times; completed assignments, export order),
-    without those of the raters in ``exclude_raters`` (ids as exported: ``"P12"``)."""
-    ids, bad = parse_rater_ids(exclude_raters)
+    without those of the raters in ``exclude_raters`` (ids as exported, ``"P12"``, or ``"12"``)."""
+    names = list(exclude_raters)
+    participants = [participant_of_rater(name) for name in names]
+    bad = [name for name, participant in zip(names, participants, strict=True) if participant is None]
     if bad:
         raise ValueError(f"not a rater id: {', '.join(bad)} (write P12 or 12)")
-    return list(ratings_export_rows(study=study, exclude_participants=[int(rater[1:]) for rater in ids]))
+    return list(ratings_export_rows(study=study, exclude_participants=[p for p in participants if p is not None]))
 
 
 def ratings_for_study(
@@ -81,11 +80,11 @@ def parse_rater_ids(names: Iterable[str]) -> tuple[list[str], list[str]]:
     ids: list[str] = []
     bad: list[str] = []
     for name in names:
-        match = _RATER.match(name)
-        if match is None:
+        participant = participant_of_rater(name)
+        if participant is None:
             bad.append(name)
         else:
-            ids.append(rater_id(int(match.group(1))))
+            ids.append(rater_id(participant))
     return list(dict.fromkeys(ids)), bad
 
 

@@ -1,6 +1,7 @@
 """Reads: what a participant sees, study progress, and the ratings table for export."""
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
@@ -111,6 +112,16 @@ def study_progress(study: Study, now=None) -> StudyProgress:
 def rater_id(participant_id: int) -> str:
     """A participant's rater id in the ratings export ("P12")."""
     return f"P{participant_id}"
+
+
+_RATER_ID = re.compile(r"^[Pp]?(\d+)$")
+
+
+def participant_of_rater(name: str) -> int | None:
+    """The participant id behind a rater id written ``P12`` or ``12`` (the inverse of :func:`rater_id`); ``None``
+    when ``name`` is not a rater id."""
+    match = _RATER_ID.match(name)
+    return int(match.group(1)) if match else None
 
 
 def ratings_export_rows(

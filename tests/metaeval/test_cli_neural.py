@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from metaeval.cli import main
-from tests.metaeval.core.test_neural_pipeline import SYSTEMS, write_corpus
+from tests.metaeval.core.test_pipeline_neural import SYSTEMS, write_corpus
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = str(ROOT / "fixtures" / "demo" / "consolidated.jsonl")

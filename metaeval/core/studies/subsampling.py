@@ -19,9 +19,15 @@ NAN = float("nan")
 PAPER_LEVELS = (80, 60, 40, 20)
 
 
-@dataclass(frozen=True)
-class PaperStability:
-    """One (measure, system, level) row of :func:`stability` with ``definition="paper"`` (fields described there)."""
+#: the rank-stability columns every stability row ends with (:func:`_epsilon`)
+EPSILON_COLUMNS = tuple(
+    f"epsilon_{method}{part}" for method in ("spearman", "kendall") for part in ("", "_min", "_max", "_samples")
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Stability:
+    """The columns both definitions share: what was drawn, and the rank stability of the (measure, level)."""
 
     definition: str
     measure: str
@@ -30,16 +36,6 @@ class PaperStability:
     samples: int
     seed: int
     draw_seeds: list[int]
-    documents: int
-    set_size: int
-    full: float
-    value: float
-    level_bias: float
-    level_variance: float
-    bias: float
-    variance: float
-    delta: float
-    scores: list[float]
     epsilon_spearman: float
     epsilon_spearman_min: float
     epsilon_spearman_max: float
@@ -50,22 +46,33 @@ class PaperStability:
     epsilon_kendall_samples: list[float]
 
     def as_dict(self) -> dict[str, Any]:
-        """The fields in order, as a plain dict (a report table row)."""
-        return asdict(self)
+        """A plain dict (a report table row): the shared columns, the definition's own, then the epsilon ones."""
+        values = asdict(self)
+        own = {key: value for key, value in values.items() if key not in EPSILON_COLUMNS}
+        return {**own, **{key: values[key] for key in EPSILON_COLUMNS}}
 
 
-@dataclass(frozen=True)
-class AuthorsStability:
+@dataclass(frozen=True, kw_only=True)
+class PaperStability(_Stability):
+    """One (measure, system, level) row of :func:`stability` with ``definition="paper"`` (fields described there)."""
+
+    documents: int
+    set_size: int
+    full: float
+    value: float
+    level_bias: float
+    level_variance: float
+    bias: float
+    variance: float
+    delta: float
+    scores: list[float]
+
+
+@dataclass(frozen=True, kw_only=True)
+class AuthorsStability(_Stability):
     """One (measure, system, level) row of :func:`stability` with ``definition="authors"`` (fields described
     there)."""
 
-    definition: str
-    measure: str
-    system: str
-    level: float
-    samples: int
-    seed: int
-    draw_seeds: list[int]
     rows: int
     sample_rows: int
     full: float
@@ -79,18 +86,6 @@ class AuthorsStability:
     egises_bias: float
     egises_variance: float
     egises_samples: list[float]
-    epsilon_spearman: float
-    epsilon_spearman_min: float
-    epsilon_spearman_max: float
-    epsilon_spearman_samples: list[float]
-    epsilon_kendall: float
-    epsilon_kendall_min: float
-    epsilon_kendall_max: float
-    epsilon_kendall_samples: list[float]
-
-    def as_dict(self) -> dict[str, Any]:
-        """The fields in order, as a plain dict (a report table row)."""
-        return asdict(self)
 
 
 StabilityRow = PaperStability | AuthorsStability

@@ -14,7 +14,7 @@ from metaeval.assets import PLOTLY_JS, REPORT_JS
 from metaeval.core.perseval import Params
 from metaeval.core.pipeline import RunOptions
 from metaeval.models import MetaevalRun
-from tests.metaeval.test_runs_views import form, isolated, rate_all  # noqa: F401 (fixture)
+from tests.metaeval.test_views_runs import form, isolated, rate_all  # noqa: F401 (fixture)
 
 pytestmark = pytest.mark.django_db
 PASSWORD = "pw-for-tests-2"

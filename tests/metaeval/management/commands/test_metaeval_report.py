@@ -7,7 +7,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from metaeval.models import MetaevalRun
-from tests.metaeval.test_runs_views import rate_all
+from tests.metaeval.test_views_runs import rate_all
 
 pytestmark = pytest.mark.django_db
 

@@ -1,7 +1,7 @@
 """manage.py metaeval_run with the neural measures: models and unavailable measures stored, the CLI's bytes.
 
 Tiny random-weight models from :mod:`tests.metaeval.core.measures.tiny_models`; the dataset is the small corpus of
-:mod:`tests.metaeval.core.test_neural_pipeline`, imported with ``manage.py import_consolidated``.
+:mod:`tests.metaeval.core.test_pipeline_neural`, imported with ``manage.py import_consolidated``.
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from django.core.management import CommandError, call_command
 
 from metaeval import cli
 from metaeval.models import MetaevalRun
-from tests.metaeval.core.test_neural_pipeline import SYSTEMS, write_corpus
+from tests.metaeval.core.test_pipeline_neural import SYSTEMS, write_corpus
 
 DATASET = "neural"
 
