@@ -270,6 +270,13 @@ class Assignment(models.Model):
                 condition=Q(released_at__isnull=True) | Q(completed_at__isnull=True),
                 name="assignment_completed_not_released",
             ),
+            # one live (unfinished, unreleased) assignment per participant: a double-clicked start cannot hold
+            # two slots (services.assignment_claim returns the existing one)
+            models.UniqueConstraint(
+                fields=["participant"],
+                condition=Q(released_at__isnull=True, completed_at__isnull=True),
+                name="assignment_live_once_per_participant",
+            ),
         ]
 
     def __str__(self) -> str:

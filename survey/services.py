@@ -177,6 +177,17 @@ def _new_assignment(*, questionnaire: Questionnaire, participant: Participant, s
     )
 
 
+def _live_assignment(participant: Participant, now) -> Assignment | None:
+    """The participant's unfinished, unreleased assignment whose time has not run out, if any."""
+    return (
+        Assignment.objects.filter(
+            participant=participant, completed_at__isnull=True, released_at__isnull=True, expires_at__gt=now
+        )
+        .order_by("claimed_at")
+        .first()
+    )
+
+
 def assignment_claim(*, participant: Participant, now=None) -> Assignment:
     """Give the participant an open questionnaire they have never had, or their unfinished live one.
 
@@ -188,13 +199,7 @@ def assignment_claim(*, participant: Participant, now=None) -> Assignment:
     now = now or timezone.now()
     capacity = study.raters_per_questionnaire
     with transaction.atomic():
-        current = (
-            Assignment.objects.filter(
-                participant=participant, completed_at__isnull=True, released_at__isnull=True, expires_at__gt=now
-            )
-            .order_by("claimed_at")
-            .first()
-        )
+        current = _live_assignment(participant, now)
         if current is not None:
             return current
         assignments_release_expired(study=study, now=now)
@@ -220,8 +225,12 @@ def assignment_claim(*, participant: Participant, now=None) -> Assignment:
                 })
                 return assignment
         except IntegrityError:
-            # Another claim took the slot between our read and write (possible only where row locks
-            # are not available); the constraint refused it, so try the next questionnaire.
+            # A concurrent claim of the same participant (a double click) won: the database holds one live
+            # assignment per participant, so return that one. Otherwise another participant took the slot between
+            # our read and write (possible only where row locks are not available): try the next questionnaire.
+            current = _live_assignment(participant, now)
+            if current is not None:
+                return current
             continue
     raise NoQuestionnaireAvailable("Thank you! There are no more questionnaires for you in this study right now.")
 

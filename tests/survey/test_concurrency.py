@@ -85,3 +85,40 @@ def test_replayed_submissions_in_parallel_store_one_set():
     assert errors == []
     assert Rating.objects.filter(assignment=a).count() == len(a.presentation)
     assert Questionnaire.objects.get(pk=a.questionnaire_id).assignments.filter(completed_at__isnull=False).count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_simultaneous_starts_of_one_participant_hold_one_slot():
+    """A double (or 8-fold) click on Start: every claim returns the same assignment, and one slot is held."""
+    study = build_study(build_dataset(name="dbl", docs=2, readers=2), slug="dbl", raters=2)
+    participant = services.participant_register(study=study)
+    got: list[str] = []
+    lock = threading.Lock()
+
+    def claim() -> None:
+        assignment = services.assignment_claim(participant=participant)
+        with lock:
+            got.append(assignment.public_id)
+
+    errors = run_in_threads(claim, [() for _ in range(8)])
+    assert not errors, errors
+    live = Assignment.objects.filter(participant=participant, completed_at__isnull=True, released_at__isnull=True)
+    assert live.count() == 1
+    assert set(got) == {live.get().public_id} and len(got) == 8
+
+
+@pytest.mark.django_db
+def test_the_database_refuses_a_second_live_assignment():
+    """The constraint itself: a second unfinished, unreleased assignment of one participant is refused, a released
+    or completed one is not in the way."""
+    from django.db import IntegrityError, transaction
+
+    study = build_study(build_dataset(name="one", docs=2, readers=2), slug="one", raters=2)
+    participant = services.participant_register(study=study)
+    first = services.assignment_claim(participant=participant)
+    other = Questionnaire.objects.filter(study=study).exclude(pk=first.questionnaire_id).first()
+    with pytest.raises(IntegrityError), transaction.atomic():
+        services._new_assignment(questionnaire=other, participant=participant, slot=1, now=first.claimed_at)
+    Assignment.objects.filter(pk=first.pk).update(released_at=first.claimed_at)
+    second = services._new_assignment(questionnaire=other, participant=participant, slot=1, now=first.claimed_at)
+    assert second.pk != first.pk
