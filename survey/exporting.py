@@ -6,6 +6,7 @@ import json
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, TextIO
 
+from metaeval.core.fileio import spreadsheet_safe
 from survey.selectors import EXPORT_COLUMNS
 
 if TYPE_CHECKING:
@@ -15,7 +16,8 @@ FORMATS = ("csv", "jsonl")
 
 
 def write_ratings(rows: Iterable[dict[str, object]], out: TextIO | OutputWrapper, fmt: str) -> int:
-    """Write rows in ``fmt``; returns the number of rows written. CSV always has the header line."""
+    """Write rows in ``fmt``; returns the number of rows written. CSV always has the header line and its text cells
+    spreadsheet-safe (:func:`metaeval.core.fileio.spreadsheet_safe`); JSON Lines keep the values as they are."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
     count = 0
@@ -23,7 +25,7 @@ def write_ratings(rows: Iterable[dict[str, object]], out: TextIO | OutputWrapper
         writer = csv.DictWriter(out, fieldnames=EXPORT_COLUMNS, lineterminator="\n")
         writer.writeheader()
         for row in rows:
-            writer.writerow(row)
+            writer.writerow({key: spreadsheet_safe(v) if isinstance(v, str) else v for key, v in row.items()})
             count += 1
     else:
         for row in rows:

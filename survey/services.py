@@ -241,6 +241,9 @@ def _validate_values(assignment: Assignment, raw: Mapping[str, object]) -> dict[
     for number, entry in enumerate(assignment.presentation, start=1):
         key = entry["key"]
         value = raw.get(key)
+        if isinstance(value, (list, tuple)):
+            errors[key] = f"Pair {number}: answered {len(value)} times in one submission; please choose one rating."
+            continue
         if value in (None, ""):
             errors[key] = f"Pair {number}: please choose a rating from {RATING_MIN} to {RATING_MAX}."
             continue

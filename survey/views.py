@@ -61,9 +61,11 @@ def landing(request: HttpRequest, slug: str) -> HttpResponse:
         initial = {}
         for param, source in CROWD_ID_PARAMS.items():
             if request.GET.get(param):
-                initial = {"external_id": request.GET[param][:200], "external_source": source}
+                initial = {"external_id": request.GET[param], "external_source": source}
                 break
         form = ConsentForm(initial=initial)
+        if initial:  # an id the form would refuse is reported now, not silently cut to fit
+            form.errors.update(ConsentForm({**initial, "consent": "on"}).errors)
     return render(request, "survey/landing.html", {"study": study, "form": form, "step": 1})
 
 
@@ -130,9 +132,11 @@ def questionnaire(request: HttpRequest, public_id: str) -> HttpResponse:
     errors: dict[str, str] = {}
     submitted: dict[str, str] = {}
     if request.method == "POST":
-        submitted = {k: str(v) for k, v in request.POST.items() if k != "csrfmiddlewaretoken"}
+        # a field sent twice (k=7&k=2) reaches the service as a list, which it refuses (no "last one wins")
+        posted = {k: v[0] if len(v) == 1 else v for k, v in request.POST.lists() if k != "csrfmiddlewaretoken"}
+        submitted = {k: v for k, v in posted.items() if isinstance(v, str)}
         try:
-            services.ratings_submit(assignment_public_id=public_id, participant=participant, values=submitted)
+            services.ratings_submit(assignment_public_id=public_id, participant=participant, values=posted)
         except services.SubmissionInvalid as exc:
             errors = exc.field_errors
             messages.error(request, str(exc))

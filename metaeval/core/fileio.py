@@ -1,6 +1,7 @@
-"""Reading input files with line numbers, and errors that name ``<file>:<line>: <what is wrong>``.
+"""Reading input files with line numbers, and errors that name ``<file>:<line>: <what is wrong>``; the one rule
+for CSV text cells a spreadsheet would run as formulas.
 
-Shared by the survey importers and the metaeval loaders (no Django here).
+Shared by the survey importers and exports and the metaeval loaders and writers (no Django here).
 """
 from __future__ import annotations
 
@@ -10,6 +11,20 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 MAX_PROBLEMS = 20
+
+#: a CSV text cell starting with one of these is a formula to a spreadsheet (OWASP "CSV injection")
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_safe(text: str) -> str:
+    """``text`` for a CSV cell: with a leading ``'`` when it starts like a formula (``=HYPERLINK(...)``), so a
+    spreadsheet shows it as text; :func:`from_spreadsheet_safe` undoes it."""
+    return "'" + text if text.startswith(FORMULA_STARTS) else text
+
+
+def from_spreadsheet_safe(text: str) -> str:
+    """The inverse of :func:`spreadsheet_safe`: a leading ``'`` before a formula start is removed."""
+    return text[1:] if text.startswith("'") and text[1:].startswith(FORMULA_STARTS) else text
 
 
 class ImporterError(Exception):

@@ -25,7 +25,14 @@ from decimal import Decimal
 from pathlib import Path
 
 from metaeval.core.corpus import Corpus, Document, Rating, RatingTable, systems_in_order
-from metaeval.core.fileio import Problems, iter_json_values, json_type, read_text, string_fields
+from metaeval.core.fileio import (
+    Problems,
+    from_spreadsheet_safe,
+    iter_json_values,
+    json_type,
+    read_text,
+    string_fields,
+)
 
 __all__ = ["RATING_COLUMNS", "load_corpus", "load_ratings", "ratings_from_rows"]
 
@@ -173,7 +180,9 @@ def load_ratings(path: str | Path, *, file: str | None = None, scale: tuple[floa
     survey export puts its extra columns after the five). An optional ``rater`` column is kept in
     :attr:`Rating.rater`. A UTF-8 BOM is accepted; blank lines are skipped. Each :class:`Rating` carries the
     line its record starts on. Raises ``ImportFileError`` listing every problem; a file with a header and no
-    rows is an error.
+    rows is an error. On a scale of whole numbers (1..6) a rating must be one of its points (3.5 is refused). A
+    row with a rater that repeats an earlier row field for field is refused with both lines named (a copy; the
+    same rater rating the same pair again in another questionnaire differs in its ``questionnaire`` column).
     """
     low, high = _check_scale(scale)
     path = Path(path)
@@ -198,7 +207,7 @@ def load_ratings(path: str | Path, *, file: str | None = None, scale: tuple[floa
             if len(fields) != len(header):
                 problems.add(file, start, f"expected {len(header)} fields as in the header, found {len(fields)}")
                 continue
-            numbered.append((start, dict(zip(header, fields, strict=True))))
+            numbered.append((start, dict(zip(header, map(from_spreadsheet_safe, fields), strict=True))))
     except csv.Error as exc:
         problems.add(file, reader.line_num, f"invalid CSV: {exc}")
         problems.raise_if_any()
@@ -206,6 +215,13 @@ def load_ratings(path: str | Path, *, file: str | None = None, scale: tuple[floa
         problems.add(file, 1, "the file is empty (expected a header line " + ",".join(RATING_COLUMNS) + ")")
     elif not numbered and not problems:
         problems.add(file, header_line, "no ratings found after the header")
+    first: dict[tuple[tuple[str, str], ...], int] = {}
+    for line, row in numbered:
+        if (row.get(RATER_COLUMN) or "").strip():
+            earlier = first.setdefault(tuple(row.items()), line)
+            if earlier != line:
+                problems.add(file, line, f'repeats line {earlier} field for field (rater "{row[RATER_COLUMN]}", '
+                             f'doc_id "{row["doc_id"]}", system "{row["system"]}"): remove the copy')
     rows = _collect_ratings(numbered, file, low, high, problems)
     problems.raise_if_any()
     return RatingTable(rows=tuple(rows), source=file, scale_min=low, scale_max=high)
@@ -224,7 +240,8 @@ def ratings_from_rows(
 
     Ids may be strings or integers (converted with ``str()``); the rating may be a number or a numeric string.
     Problems are reported as ``<source>:<n>: ...`` where n is ``lines[i]`` when given, else the 1-based row
-    number. Raises ``ImportFileError`` listing every problem. An empty ``rows`` gives an empty table.
+    number. Raises ``ImportFileError`` listing every problem. An empty ``rows`` gives an empty table. On a scale
+    of whole numbers a rating must be one of its points, as in :func:`load_ratings`.
     """
     low, high = _check_scale(scale)
     rows = list(rows)
@@ -311,6 +328,8 @@ def _rating_value(raw: object, low: float, high: float) -> tuple[float | None, s
         return None, f'field "rating": must be a finite number, found "{raw}"'
     if not low <= value <= high:
         return None, f'field "rating": {raw} is outside the scale {_num(low)}..{_num(high)}'
+    if float(low).is_integer() and float(high).is_integer() and not value.is_integer():
+        return None, f'field "rating": {raw} is not one of the scale points {_num(low)}..{_num(high)} (whole numbers)'
     return value, None
 
 

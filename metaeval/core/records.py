@@ -5,19 +5,25 @@ from __future__ import annotations
 import csv
 import math
 from collections.abc import Mapping, Sequence
-from typing import TextIO
+from typing import Any, TextIO
 
+import numpy as np
+
+from metaeval.core.fileio import spreadsheet_safe
 from metaeval.core.pipeline import RunResult
 
 __all__ = ["json_safe", "number", "run_document", "table_columns", "write_csv"]
 
 
 def number(value: object) -> str:
-    """CSV cell: full-precision floats, empty for None."""
+    """CSV cell: full-precision floats, empty for None, text made spreadsheet-safe (a leading ``'`` before ``=``,
+    ``+``, ``-``, ``@``: :func:`~metaeval.core.fileio.spreadsheet_safe`)."""
     if value is None:
         return ""
     if isinstance(value, float):
         return "nan" if math.isnan(value) else repr(value)
+    if isinstance(value, str):
+        return spreadsheet_safe(value)
     return str(value)
 
 
@@ -28,13 +34,18 @@ def write_csv(rows: Sequence[Mapping[str, object]], columns: Sequence[str], hand
         writer.writerow([number(row.get(column)) for column in columns])
 
 
-def json_safe(value: object) -> object:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {key: json_safe(item) for key, item in value.items()}
+def json_safe(value: Any) -> Any:
+    """A copy with NaN/inf as None, numpy scalars and arrays as Python values, tuples as lists and string keys."""
+    if isinstance(value, Mapping):
+        return {str(key): json_safe(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
         return [json_safe(item) for item in value]
+    if isinstance(value, np.ndarray):
+        return json_safe(value.tolist())
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
     return value
 
 

@@ -28,6 +28,7 @@ from metaeval.core.corpus import Corpus
 from metaeval.core.options import Option, check_all
 from metaeval.core.perseval import EXPONENT_BOUNDS, Params
 from metaeval.core.pipeline import HJ_PREFIX, Progress, ProgressEvent
+from metaeval.core.records import json_safe
 
 BETAS = tuple(round(1.0 + 0.1 * step, 1) for step in range(11))
 METHODS = resampling.METHODS
@@ -321,18 +322,4 @@ def _text(value: Any) -> str:
 def _plain(value: Any) -> Any:
     if isinstance(value, np.generic):
         return value.item()
-    return value
-
-
-def json_safe(value: Any) -> Any:
-    """A copy with NaN/inf as None, numpy scalars and arrays as Python values, and string keys."""
-    if isinstance(value, Mapping):
-        return {str(key): json_safe(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_safe(item) for item in value]
-    if isinstance(value, np.ndarray):
-        return json_safe(value.tolist())
-    value = _plain(value)
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
     return value

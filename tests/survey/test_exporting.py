@@ -68,3 +68,31 @@ def test_export_filters_by_study(dataset):
 def test_unknown_study_is_a_clear_error(study):
     with pytest.raises(CommandError, match="unknown study 'nope'"):
         call_command("export_ratings", "--study", "nope")
+
+
+def test_csv_cells_that_look_like_formulas_are_written_as_text_and_read_back(study, tmp_path):
+    """A document id like ``=HYPERLINK(...)`` would run in a spreadsheet: the CSV writes it with a leading ``'``
+    (JSON Lines keep it as it is), and the ratings reader removes that ``'`` again."""
+    from metaeval.core.loaders import load_ratings
+    from survey.models import Document, Reader
+
+    formula = '=HYPERLINK("http://evil.example","x")'
+    Document.objects.filter(dataset=study.dataset, external_id="N0").update(external_id=formula)
+    for document in Document.objects.filter(dataset=study.dataset).exclude(external_id=formula):
+        document.external_id = "-" + document.external_id
+        document.save()
+    for reader in Reader.objects.filter(dataset=study.dataset):
+        reader.external_id = "@" + reader.external_id
+        reader.save()
+    rate_one(study, lambda i: 1 + i % 6)
+    out = tmp_path / "r.csv"
+    call_command("export_ratings", "--format", "csv", "--study", study.slug, "--out", str(out))
+    rows = list(csv.DictReader(io.StringIO(out.read_text())))
+    cells = {row[column] for row in rows for column in ("doc_id", "uid1", "uid2")}
+    assert all(cell.startswith("'") for cell in cells)
+    assert not any(cell.startswith(("=", "+", "-", "@")) for cell in cells)
+    read = {value for row in load_ratings(out).rows for value in (row.doc_id, row.uid1, row.uid2)}
+    assert read == {cell.removeprefix("'") for cell in cells}
+    jsonl = tmp_path / "r.jsonl"
+    call_command("export_ratings", "--format", "jsonl", "--study", study.slug, "--out", str(jsonl))
+    assert formula in {json.loads(line)["doc_id"] for line in jsonl.read_text().splitlines()}

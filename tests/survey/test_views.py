@@ -119,6 +119,36 @@ def test_crowd_id_from_url_and_completion_redirect(dataset):
     assert r.status_code == 302 and r["Location"] == f"https://crowd.example/done?cc={a.completion_code}&w=abc123"
 
 
+def test_an_over_long_crowd_id_is_reported_not_cut(dataset):
+    """A crowd id longer than we can record: the consent page says so at once (the id is not silently cut, which
+    would lose the participant's payment), and consenting anyway shows the message instead of the same page."""
+    study = build_study(dataset, slug="longid")
+    client = Client()
+    long_id = "x" * 201
+    page = client.get(f"/s/{study.slug}/?PROLIFIC_PID={long_id}").content.decode()
+    assert "longer than 200 characters" in page and f'value="{long_id}"' in page
+    again = client.post(f"/s/{study.slug}/", {"consent": "on", "external_id": long_id, "external_source": "prolific"})
+    assert again.status_code == 200 and "longer than 200 characters" in again.content.decode()
+    assert not Participant.objects.filter(study=study).exists()
+    ok = client.get(f"/s/{study.slug}/?PROLIFIC_PID={'x' * 200}").content.decode()
+    assert "longer than" not in ok
+
+
+def test_a_rating_sent_twice_in_one_submission_is_refused(study):
+    """``k=7&k=2``: not "the last one wins" but an error on that pair; nothing is stored."""
+    client = Client()
+    consent(client, study.slug)
+    a = start(client, study.slug)
+    first = a.presentation[0]["key"]
+    data = {e["key"]: "3" for e in a.presentation}
+    body = "&".join(f"{key}={value}" for key, value in data.items()) + f"&{first}=5"
+    response = client.post(f"/q/{a.public_id}/", body, content_type="application/x-www-form-urlencoded")
+    assert response.status_code == 400 and "answered 2 times in one submission" in response.content.decode()
+    assert not Rating.objects.filter(assignment=a).exists()
+    a.refresh_from_db()
+    assert a.completed_at is None
+
+
 def test_questionnaire_page_is_blind(study):
     client = Client()
     consent(client, study.slug)

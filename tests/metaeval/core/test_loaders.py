@@ -218,14 +218,37 @@ HEADER = "doc_id,system,uid1,uid2,rating"
 
 
 def test_ratings_basic(tmp_path):
-    path = write(tmp_path, HEADER + "\nN1,SysA,R1,R2,4\nN1,user,R2,R1,2.5\n7,SysB,10,11,6\n", name="r.csv")
+    path = write(tmp_path, HEADER + "\nN1,SysA,R1,R2,4\nN1,user,R2,R1,2.0\n7,SysB,10,11,6\n", name="r.csv")
     table = load_ratings(path)
     assert isinstance(table, RatingTable) and len(table) == 3
     assert table.rows[0] == Rating("N1", "SysA", "R1", "R2", 4.0, rater="", line=2)
-    assert table.rows[1].rating == 2.5 and table.rows[1].system == "user"
+    assert table.rows[1].rating == 2.0 and table.rows[1].system == "user"
     assert table.rows[2] == Rating("7", "SysB", "10", "11", 6.0, line=4)  # ids stay strings
     assert table.systems == ["SysA", "SysB"]
     assert (table.source, table.scale_min, table.scale_max) == ("r.csv", 1, 6)
+
+
+def test_ratings_between_scale_points_are_refused(tmp_path):
+    """On the 1..6 scale a rating is a whole number: 3.5 names its line and field; a scale of non-whole bounds
+    takes any value inside it."""
+    path = write(tmp_path, HEADER + "\nN1,SysA,R1,R2,4\nN1,SysB,R1,R2,3.5\n", name="r.csv")
+    with pytest.raises(ImportFileError, match=r'r.csv:3: field "rating": 3.5 is not one of the scale points 1..6'):
+        load_ratings(path)
+    assert load_ratings(path, scale=(0.5, 6.5)).rows[1].rating == 3.5
+
+
+def test_a_repeated_row_of_a_named_rater_is_refused(tmp_path):
+    """A row that repeats an earlier one field for field, with a rater, is a copy: refused with both lines named
+    (nothing silently counted twice). A rater's second rating of the same pair in another questionnaire (the
+    survey shows the reference pair in every questionnaire of its document) and identical anonymous rows are
+    kept."""
+    text = (HEADER + ",rater,questionnaire\nN1,SysA,R1,R2,4,P1,1\nN1,SysA,R1,R2,4,P1,2\nN1,SysA,R1,R2,4,,1\n"
+            "N1,SysA,R1,R2,4,,1\nN1,SysA,R1,R2,4,P1,1\n")
+    path = write(tmp_path, text, name="r.csv")
+    with pytest.raises(ImportFileError, match=r'r.csv:6: repeats line 2 field for field \(rater "P1"') as info:
+        load_ratings(path)
+    assert len(info.value.problems) == 1
+    assert len(load_ratings(write(tmp_path, text.rsplit("\n", 2)[0] + "\n", name="ok.csv"))) == 4
 
 
 def test_ratings_survey_export_layout_with_rater_and_extra_columns(tmp_path):
@@ -346,13 +369,13 @@ def test_ratings_from_rows_like_the_survey_export():
     rows = [
         {"doc_id": "N1", "system": "SysA", "uid1": "R1", "uid2": "R2", "rating": 4, "rater": "P1", "study": "s"},
         {"doc_id": "N1", "system": "user", "uid1": "R1", "uid2": "R2", "rating": "2", "rater": None},
-        {"doc_id": 5, "system": "SysB", "uid1": 1, "uid2": 2, "rating": 1.5},
+        {"doc_id": 5, "system": "SysB", "uid1": 1, "uid2": 2, "rating": 1.0},
     ]
     table = ratings_from_rows(iter(rows), source="study s", scale=(1, 6))
     assert table.rows == (
         Rating("N1", "SysA", "R1", "R2", 4.0, rater="P1", line=1),
         Rating("N1", "user", "R1", "R2", 2.0, rater="", line=2),
-        Rating("5", "SysB", "1", "2", 1.5, rater="", line=3),
+        Rating("5", "SysB", "1", "2", 1.0, rater="", line=3),
     )
     assert table.source == "study s" and table.systems == ["SysA", "SysB"]
     assert len(ratings_from_rows([], source="empty")) == 0
@@ -385,3 +408,14 @@ def test_loaders_are_fast_on_a_moderate_file(tmp_path):
     assert len(corpus.documents) == 300 and len(corpus.systems) == 10
     text = HEADER + "\n" + "".join(f"N{i},S{i % 10},R1,R2,{1 + i % 6}\n" for i in range(5000))
     assert len(load_ratings(write(tmp_path, text, name="r.csv"))) == 5000
+
+
+def test_spreadsheet_safe_cells_round_trip():
+    from metaeval.core.fileio import from_spreadsheet_safe, spreadsheet_safe
+    from metaeval.core.records import number
+
+    for text in ("=1+1", "+x", "-N1", "@SUM(A1)", "\tx", "\rx"):
+        assert spreadsheet_safe(text) == "'" + text and from_spreadsheet_safe(spreadsheet_safe(text)) == text
+    for text in ("N1", "'quoted", "a=b", ""):
+        assert spreadsheet_safe(text) == text and from_spreadsheet_safe(text) == text
+    assert number("-x") == "'-x" and number(-1.5) == "-1.5" and number(-3) == "-3"
