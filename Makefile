@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install browser migrate demo run test test-postgres lint report-demo bench bench-neural clean
+.PHONY: install browser migrate demo run serve test test-postgres lint report-demo bench bench-neural clean
 
 install: $(STAMP)
 
@@ -37,6 +37,17 @@ run: demo
 	@echo "  Admin:        http://$(HOST):$(PORT)/admin/"
 	@echo ""
 	DEBUG=1 $(PY) manage.py runserver $(HOST):$(PORT)
+
+# The production configuration (README "Deploy"): DEBUG off, migrations, collectstatic (hashed, compressed files
+# served by whitenoise), gunicorn. Needs SECRET_KEY; DATABASE_URL selects the database (default: the SQLite file).
+WEB_WORKERS ?= 4
+serve: install wordnet plotly
+	@test -n "$$SECRET_KEY" || { echo "make serve needs SECRET_KEY (and see README: Deploy)"; exit 2; }
+	DEBUG=0 $(PY) manage.py migrate --noinput
+	DEBUG=0 $(PY) manage.py collectstatic --noinput -v0
+	DEBUG=0 $(PY) manage.py check --deploy
+	DEBUG=0 $(VENV)/bin/gunicorn config.wsgi --bind $(HOST):$(PORT) --workers $(WEB_WORKERS) \
+	  --access-logfile - --graceful-timeout 30
 
 test: install browser wordnet plotly
 	$(PY) -m pytest

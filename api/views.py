@@ -21,10 +21,11 @@ from rest_framework import serializers, status
 from rest_framework.authtoken.models import Token
 from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.authtoken.views import ObtainAuthToken
-from rest_framework.exceptions import PermissionDenied, ValidationError
+from rest_framework.exceptions import PermissionDenied, Throttled, ValidationError
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
 from api import selectors
@@ -319,7 +320,12 @@ class SchemaView(SpectacularAPIView):
 
 
 class ObtainResearcherToken(ObtainAuthToken):
-    """``rest_framework.authtoken``'s token view, for researchers only: other accounts get 403 and no token."""
+    """``rest_framework.authtoken``'s token view, for researchers only: other accounts get 403 and no token.
+    Rate-limited per address (the ``login`` rate, 429 beyond it), and locked per username and address after
+    repeated wrong passwords like every login (django-axes)."""
+
+    throttle_classes = [ScopedRateThrottle]
+    throttle_scope = "login"
 
     @extend_schema(
         summary="Get your API token",
@@ -327,13 +333,17 @@ class ObtainResearcherToken(ObtainAuthToken):
         "The same key every time, until an admin deletes it.",
         request=AuthTokenSerializer,
         responses={200: inline_serializer("Token", {"token": serializers.CharField()}), 400: OpenApiTypes.OBJECT,
-                   403: _DETAIL},
+                   403: _DETAIL, 429: _DETAIL},
         auth=[],
         tags=["auth"],
     )
     def post(self, request: Request, *args, **kwargs) -> Response:
         serializer = self.get_serializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
+        valid = serializer.is_valid()
+        if getattr(request, "axes_locked_out", False):  # set by django-axes' backend on a locked username
+            raise Throttled(detail="Too many failed log-ins for this username from your address; try again later.")
+        if not valid:
+            raise ValidationError(serializer.errors)
         user = serializer.validated_data["user"]
         if not is_researcher(user):
             raise PermissionDenied("Researcher access required.")

@@ -1,11 +1,5 @@
-"""Settings, all environment-driven.
-
-Environment variables:
-  SECRET_KEY     required unless DEBUG=1 or under the test runner
-  DEBUG          1/true to enable debug mode (default off)
-  ALLOWED_HOSTS  comma-separated host names (default 127.0.0.1,localhost)
-  DATABASE_URL   e.g. postgres://postgres@127.0.0.1:5432/perseval (default: embedded SQLite db.sqlite3)
-  CSRF_TRUSTED_ORIGINS  comma-separated origins, when served behind a proxy
+"""Settings, all environment-driven: every variable read here is in the README's "Configuration" table (the
+security ones are explained in its "Deploy" section).
 """
 from __future__ import annotations
 
@@ -14,6 +8,7 @@ import sys
 from pathlib import Path
 
 import dj_database_url
+from csp.constants import NONCE, NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -55,6 +50,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "axes",
     "survey",
     "metaeval",
     "api",
@@ -62,13 +58,35 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # compressed, hashed static files served by the application server itself (no CDN, no separate server)
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "csp.middleware.CSPMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # last: turns a locked-out login (too many wrong passwords) into a 429 page
+    "axes.middleware.AxesMiddleware",
 ]
+
+# Logins are throttled on every login form (django-axes: the admin's, the researchers', and the API token view,
+# which authenticates through the same backend): after AXES_FAILURE_LIMIT wrong passwords for one username from
+# one address, that pair is locked out for AXES_COOLOFF_MINUTES (429). The API token view is also rate-limited
+# per address (REST_FRAMEWORK's "login" rate).
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = int(os.environ.get("AXES_FAILURE_LIMIT", "5"))
+AXES_COOLOFF_TIME = float(os.environ.get("AXES_COOLOFF_MINUTES", "15")) / 60  # hours
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+# behind a reverse proxy the client address is the first of X-Forwarded-For (set TRUSTED_PROXY_COUNT)
+AXES_IPWARE_PROXY_COUNT = int(os.environ.get("TRUSTED_PROXY_COUNT", "0")) or None
+AXES_IPWARE_META_PRECEDENCE_ORDER = ["HTTP_X_FORWARDED_FOR", "REMOTE_ADDR"]
 
 ROOT_URLCONF = "config.urls"
 
@@ -82,6 +100,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "csp.context_processors.nonce",
             ],
         },
     },
@@ -98,7 +117,14 @@ DATABASES = {
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # IMMEDIATE transactions take SQLite's write lock at BEGIN, so concurrent claims serialise
     # instead of failing with "database is locked" on lock upgrade.
-    DATABASES["default"].setdefault("OPTIONS", {}).update({"transaction_mode": "IMMEDIATE", "timeout": 30})
+    # WAL lets readers go on while one connection writes, and the busy timeout makes a writer wait for the lock
+    # (60 s) instead of failing with "database is locked": the embedded default then serves a demo-sized crowd
+    # (slowly). PostgreSQL is the production database.
+    DATABASES["default"].setdefault("OPTIONS", {}).update({
+        "transaction_mode": "IMMEDIATE",
+        "timeout": 60,
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+    })
     # A file (not shared-cache memory) test database, so threaded tests see real locking.
     DATABASES["default"]["TEST"] = {"NAME": str(BASE_DIR / f".test-db-{os.getpid()}.sqlite3")}
 
@@ -114,7 +140,19 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", BASE_DIR / "staticfiles"))
+# debug and tests serve static files from the app folders as they change; production from STATIC_ROOT
+WHITENOISE_AUTOREFRESH = DEBUG or TESTING
+WHITENOISE_USE_FINDERS = DEBUG or TESTING
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    # hashed names and gzip copies after `manage.py collectstatic` (make serve runs it); plain files in debug and
+    # tests, where nothing is collected
+    "staticfiles": {
+        "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage" if DEBUG or TESTING
+        else "whitenoise.storage.CompressedManifestStaticFilesStorage",
+    },
+}
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -127,8 +165,38 @@ CSRF_COOKIE_HTTPONLY = False
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 if not DEBUG and not TESTING:
+    # cookies only over HTTPS (SECURE_COOKIES=0 for a plain-HTTP trial on 127.0.0.1, where secure cookies would
+    # never come back and every form would fail its CSRF check)
     SESSION_COOKIE_SECURE = _env_bool("SECURE_COOKIES", True)
     CSRF_COOKIE_SECURE = _env_bool("SECURE_COOKIES", True)
+# HTTPS: behind a reverse proxy that sets X-Forwarded-Proto (SECURE_PROXY_SSL_HEADER=1), redirect plain HTTP
+# (SECURE_SSL_REDIRECT=1) and send HSTS for HSTS_SECONDS (0 = off; the Deploy section of the README says when to
+# turn it on).
+if _env_bool("SECURE_PROXY_SSL_HEADER"):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SECURE_SSL_REDIRECT = _env_bool("SECURE_SSL_REDIRECT")
+SECURE_HSTS_SECONDS = int(os.environ.get("HSTS_SECONDS", "0"))
+SECURE_HSTS_INCLUDE_SUBDOMAINS = _env_bool("HSTS_INCLUDE_SUBDOMAINS")
+SECURE_HSTS_PRELOAD = _env_bool("HSTS_PRELOAD")
+SECURE_REFERRER_POLICY = "same-origin"
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
+
+# Content-Security-Policy (django-csp): our own scripts and styles only; the few inline scripts carry the
+# request's nonce. Styles allow inline because plotly.js writes <style> elements at run time.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF, NONCE],
+        "style-src": [SELF, "'unsafe-inline'"],
+        "img-src": [SELF, "data:", "blob:"],
+        "font-src": [SELF, "data:"],
+        "connect-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    },
+}
 
 # HTTP API (/api/): researchers only, by token (``Authorization: Token <key>``) or by a logged-in session
 # (which keeps CSRF checks for unsafe methods). JSON only; the browsable API only in debug mode.
@@ -143,6 +211,7 @@ REST_FRAMEWORK = {
         *(["rest_framework.renderers.BrowsableAPIRenderer"] if DEBUG else []),
     ],
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_THROTTLE_RATES": {"login": os.environ.get("API_LOGIN_RATE", "10/min")},
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
 }
 

@@ -1,10 +1,13 @@
 """Top-level URL map: participant pages at /, researcher pages under /research/ (runs under /research/runs/),
-the HTTP API under /api/, admin under /admin/."""
+the HTTP API under /api/, admin under /admin/, the health check at /healthz; error pages in config/errors.py."""
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
+from config import errors
+
 urlpatterns = [
+    path("healthz", errors.healthz, name="healthz"),
     path("admin/", admin.site.urls),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
@@ -13,3 +16,6 @@ urlpatterns = [
     path("api/", include("api.urls")),
     path("", include("survey.urls")),
 ]
+
+handler404 = errors.not_found
+handler500 = errors.server_error

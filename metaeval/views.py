@@ -15,7 +15,7 @@ from django import forms
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_http_methods, require_safe
 
 from metaeval import selectors, services
 from metaeval.assets import PLOTLY_JS, REPORT_JS
@@ -120,7 +120,7 @@ class RunForm(forms.Form):
 
 
 @researcher_required
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 def run_list(request: HttpRequest) -> HttpResponse:
     """The runs, newest first, and the form that starts one (POST: queue, launch, go to its page)."""
     if request.method == "POST":
@@ -147,7 +147,7 @@ def run_list(request: HttpRequest) -> HttpResponse:
 
 
 @researcher_required
-@require_GET
+@require_safe
 def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     run = get_object_or_404(selectors.run_list(), pk=pk)
     return render(
@@ -164,14 +164,14 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @researcher_required
-@require_GET
+@require_safe
 def run_status(request: HttpRequest, pk: int) -> JsonResponse:
     run = get_object_or_404(MetaevalRun, pk=pk)
     return JsonResponse(selectors.run_progress(run))
 
 
 @researcher_required
-@require_GET
+@require_safe
 def run_scores_csv(request: HttpRequest, pk: int) -> HttpResponse:
     """The score table as ``python -m metaeval score`` writes it (stored nulls of score columns back to nan)."""
     run = get_object_or_404(MetaevalRun, pk=pk)
@@ -187,7 +187,7 @@ def run_scores_csv(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @researcher_required
-@require_GET
+@require_safe
 def run_json(request: HttpRequest, pk: int) -> JsonResponse:
     run = get_object_or_404(selectors.run_list(), pk=pk)
     response = JsonResponse(selectors.run_record(run), json_dumps_params={"indent": 2})
@@ -264,7 +264,7 @@ def _inline_script(text: str) -> str:
 
 
 @researcher_required
-@require_GET
+@require_safe
 def run_report(request: HttpRequest, pk: int) -> HttpResponse:
     """Interactive figures (plotly.js from static/) and every table, with downloads."""
     run = _report_run(pk)
@@ -272,7 +272,7 @@ def run_report(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @researcher_required
-@require_GET
+@require_safe
 def run_report_html(request: HttpRequest, pk: int) -> HttpResponse:
     """The same report as one self-contained HTML file: plotly.js, the drawing script and the data inlined."""
     run = _report_run(pk)
@@ -282,7 +282,7 @@ def run_report_html(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @researcher_required
-@require_GET
+@require_safe
 def run_report_json(request: HttpRequest, pk: int) -> JsonResponse:
     run = _report_run(pk)
     response = JsonResponse(run.report, json_dumps_params={"indent": 2})
@@ -291,7 +291,7 @@ def run_report_json(request: HttpRequest, pk: int) -> JsonResponse:
 
 
 @researcher_required
-@require_GET
+@require_safe
 def run_report_table(request: HttpRequest, pk: int, name: str) -> HttpResponse:
     """One report table as CSV (every key of every row a column; null as an empty cell)."""
     run, rows = _report_table(pk, name)
@@ -314,7 +314,7 @@ def run_repeat(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @researcher_required
-@require_GET
+@require_safe
 def run_report_table_json(request: HttpRequest, pk: int, name: str) -> JsonResponse:
     """One report table as JSON (a list of rows; NaN as null)."""
     run, rows = _report_table(pk, name)

@@ -40,7 +40,7 @@ def index(request: HttpRequest) -> HttpResponse:
     return render(request, "survey/index.html", {"studies": studies})
 
 
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 def landing(request: HttpRequest, slug: str) -> HttpResponse:
     study = _study_or_404(slug)
     participant = _participant(request, study)
@@ -69,7 +69,7 @@ def landing(request: HttpRequest, slug: str) -> HttpResponse:
     return render(request, "survey/landing.html", {"study": study, "form": form, "step": 1})
 
 
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 def about(request: HttpRequest, slug: str) -> HttpResponse:
     study = _study_or_404(slug)
     participant = _participant(request, study)
@@ -123,7 +123,7 @@ def _own_assignment(request: HttpRequest, public_id: str) -> tuple[Assignment, P
     return assignment, participant
 
 
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 def questionnaire(request: HttpRequest, public_id: str) -> HttpResponse:
     assignment, participant = _own_assignment(request, public_id)
     study = assignment.questionnaire.study

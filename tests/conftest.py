@@ -9,6 +9,15 @@ from survey.models import Dataset, Document, Reader, Study, Summary, System
 SYSTEM_NAMES = [f"Sysname{c}" for c in "ABCDEFGHIJ"]  # distinctive: never occur in ordinary text
 
 
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    """Rate-limit counters live in the cache: each test starts with none."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+
+
 def build_dataset(*, name: str = "tiny", docs: int = 3, readers: int = 3, systems=SYSTEM_NAMES) -> Dataset:
     dataset = Dataset.objects.create(name=name)
     user = System.objects.get_or_create(name="user", defaults={"kind": System.Kind.REFERENCE})[0]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from django.contrib.auth.models import User
 from django.core.management import call_command
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
@@ -80,7 +81,7 @@ def test_inactive_researcher_and_bad_token_are_refused(researcher, dataset):
 
 def test_session_post_without_csrf_token_is_rejected(researcher, dataset):
     client = APIClient(enforce_csrf_checks=True)
-    assert client.login(username="researcher", password=PASSWORD)
+    client.force_login(User.objects.get(username="researcher"))
     assert client.get("/api/datasets/").status_code == 200  # safe methods need no CSRF token
     response = client.post("/api/runs/", RUN_BODY, format="json")
     assert response.status_code == 403 and "CSRF" in response.json()["detail"]

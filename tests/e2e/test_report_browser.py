@@ -20,6 +20,8 @@ FIGURES = ("fig-leaderboard", "fig-heatmap", "fig-beta", "fig-stability", "fig-r
 
 def test_report_figures_render_online_and_offline(live_server, browser, tmp_path, monkeypatch):
     monkeypatch.setenv("METAEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("DEMO_RESEARCHER_PASSWORD", "researcher-demo-pass")  # accounts with DEBUG off need them
+    monkeypatch.setenv("DEMO_ADMIN_PASSWORD", "admin-demo-pass")
     call_command("load_demo", participants=8, sets_each=2, stdout=open(os.devnull, "w"))
     call_command("metaeval_report", "--dataset", "demo", "--study", "demo", "--measures", "rouge_l,jsd,bleu4",
                  "--aux", "rouge_l", "--seed", "3", "--n-boot", "200", "--n-permutations", "100",
@@ -32,6 +34,9 @@ def test_report_figures_render_online_and_offline(live_server, browser, tmp_path
     outside: list[str] = []
     page.on("request", lambda request: outside.append(request.url)
             if not request.url.startswith((live_server.url, "data:")) else None)
+    blocked: list[str] = []  # Content-Security-Policy violations (an inline script without the nonce, eval, ...)
+    page.on("console", lambda message: blocked.append(message.text)
+            if "Content Security Policy" in message.text else None)
     page.goto(f"{live_server.url}/accounts/login/?next=/research/runs/{run.pk}/report/")
     page.fill("input[name=username]", "researcher")
     page.fill("input[name=password]", "researcher-demo-pass")
@@ -41,6 +46,7 @@ def test_report_figures_render_online_and_offline(live_server, browser, tmp_path
         assert page.locator(f"#{figure} .main-svg").count() > 0, figure
         page.locator(f"#{figure}").screenshot(path=str(SHOTS / f"report-{figure}.png"))
     assert outside == []  # plotly.js and the script come from our static files
+    assert blocked == []  # and the page runs under its Content-Security-Policy
     # rater agreement: alpha over all units, over pairs of different texts (the one to quote), over identical texts
     rows = page.locator("#alphas tbody tr")
     assert rows.count() == 3

@@ -7,6 +7,7 @@ import io
 import json
 
 import pytest
+from django.contrib.auth.models import User
 from django.test import Client
 
 from metaeval import services
@@ -27,7 +28,7 @@ def client(db) -> Client:
     user = User.objects.create_user("rep", password=PASSWORD)
     user.groups.add(Group.objects.get_or_create(name="researcher")[0])
     client = Client()
-    assert client.login(username="rep", password=PASSWORD)
+    client.force_login(User.objects.get(username="rep"))
     return client
 
 
@@ -104,11 +105,10 @@ def test_report_pages_need_a_finished_report_and_the_researcher_role(client, stu
     assert client.get(f"/research/runs/{scores_only.pk}/report/").status_code == 404
     anonymous = Client()
     assert anonymous.get(f"/research/runs/{report_run.pk}/report/").status_code == 302
-    from django.contrib.auth.models import User
 
     User.objects.create_user("plain", password=PASSWORD)
     plain = Client()
-    plain.login(username="plain", password=PASSWORD)
+    plain.force_login(User.objects.get(username="plain"))
     for url in ("report/", "report.html", "report.json", "tables/scores.csv", "tables/scores.json"):
         assert plain.get(f"/research/runs/{report_run.pk}/{url}").status_code == 403
 
@@ -143,10 +143,10 @@ def test_run_again_needs_csrf_and_the_researcher_role(report_run) -> None:
     user = User.objects.create_user("csrf", password=PASSWORD)
     user.groups.add(Group.objects.get_or_create(name="researcher")[0])
     strict = Client(enforce_csrf_checks=True)
-    strict.login(username="csrf", password=PASSWORD)
+    strict.force_login(User.objects.get(username="csrf"))
     assert strict.post(f"/research/runs/{report_run.pk}/repeat/").status_code == 403
     User.objects.create_user("plain2", password=PASSWORD)
     plain = Client()
-    plain.login(username="plain2", password=PASSWORD)
+    plain.force_login(User.objects.get(username="plain2"))
     assert plain.post(f"/research/runs/{report_run.pk}/repeat/").status_code == 403
     assert MetaevalRun.objects.count() == 1

@@ -44,7 +44,7 @@ def researcher(db) -> User:
 @pytest.fixture
 def client(researcher) -> Client:
     client = Client()
-    assert client.login(username="res", password=PASSWORD)
+    client.force_login(User.objects.get(username="res"))
     return client
 
 
@@ -75,13 +75,13 @@ def test_pages_need_login_and_the_researcher_role(study):
     assert anonymous.post("/research/runs/", form(study)).status_code == 302
     User.objects.create_user("plain", password="pw-for-tests-2")
     plain = Client()
-    plain.login(username="plain", password="pw-for-tests-2")
+    plain.force_login(User.objects.get(username="plain"))
     for url in urls:
         assert plain.get(url).status_code == 403, url
     assert plain.post("/research/runs/", form(study)).status_code == 403
     User.objects.create_user("staff", password="pw-for-tests-3", is_staff=True)  # staff without the group
     staff = Client()
-    staff.login(username="staff", password="pw-for-tests-3")
+    staff.force_login(User.objects.get(username="staff"))
     for url in urls:
         assert staff.get(url).status_code == 200, url
     assert MetaevalRun.objects.count() == 1
@@ -89,7 +89,7 @@ def test_pages_need_login_and_the_researcher_role(study):
 
 def test_post_without_csrf_token_is_rejected(study, researcher):
     client = Client(enforce_csrf_checks=True)
-    client.login(username="res", password=PASSWORD)
+    client.force_login(User.objects.get(username="res"))
     assert client.post("/research/runs/", form(study)).status_code == 403
     assert not MetaevalRun.objects.exists()
     page = client.get("/research/runs/")

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.django_db
 def admin_client_logged(db) -> Client:
     User.objects.create_superuser("boss", "boss@example.org", "pw-admin-123")
     client = Client()
-    client.login(username="boss", password="pw-admin-123")
+    client.force_login(User.objects.get(username="boss"))
     return client
 
 

@@ -19,10 +19,27 @@ SYSTEM_KIND_COUNTS = {"personalized": 5, "generic": 4, "llm": 1}
 
 
 @pytest.fixture
-def demo_loaded(db) -> str:
+def demo_loaded(db, settings) -> str:
+    settings.DEBUG = True  # the published demo passwords only in debug mode (make run)
     out = io.StringIO()
     call_command("load_demo", stdout=out)
     return out.getvalue()
+
+
+def test_no_demo_accounts_with_debug_off_unless_passwords_are_given(db, monkeypatch):
+    """With DEBUG off the published passwords are refused: no account without DEMO_*_PASSWORD, and with them the
+    accounts have exactly those passwords."""
+    from django.contrib.auth.models import User
+
+    out = io.StringIO()
+    call_command("load_demo", participants=2, sets_each=1, stdout=out)
+    assert "no demo accounts: DEBUG is off" in out.getvalue() and not User.objects.exists()
+    monkeypatch.setenv("DEMO_RESEARCHER_PASSWORD", "a-long-private-secret-1")
+    monkeypatch.setenv("DEMO_ADMIN_PASSWORD", "a-long-private-secret-2")
+    call_command("load_demo", participants=2, sets_each=1, stdout=io.StringIO())
+    assert User.objects.get(username="researcher").check_password("a-long-private-secret-1")
+    assert User.objects.get(username="admin").check_password("a-long-private-secret-2")
+    assert not User.objects.get(username="admin").check_password("admin-demo-pass")
 
 
 def test_demo_contents(demo_loaded):

@@ -175,11 +175,11 @@ def test_research_pages_need_login_and_role(study, researcher):
         assert r.status_code == 302 and r["Location"].startswith("/accounts/login/")
     plain = Client()
     User.objects.create_user("plain", password="pw-for-tests-2")
-    plain.login(username="plain", password="pw-for-tests-2")
+    plain.force_login(User.objects.get(username="plain"))
     assert plain.get("/research/").status_code == 403
     assert plain.get(f"/research/studies/{study.slug}/ratings.csv").status_code == 403
     client = Client()
-    client.login(username="res", password="pw-for-tests-1")
+    client.force_login(User.objects.get(username="res"))
     assert client.get("/research/").status_code == 200
     assert study.title in client.get(f"/research/studies/{study.slug}/").content.decode()
     assert client.get(f"/research/studies/{study.slug}/ratings.xml").status_code == 400
@@ -191,7 +191,7 @@ def test_ratings_download_layout(study, researcher):
     a = start(participant_client, study.slug)
     participant_client.post(f"/q/{a.public_id}/", {e["key"]: "5" for e in a.presentation})
     client = Client()
-    client.login(username="res", password="pw-for-tests-1")
+    client.force_login(User.objects.get(username="res"))
     r = client.get(f"/research/studies/{study.slug}/ratings.csv")
     assert r["Content-Disposition"] == f'attachment; filename="{study.slug}-ratings.csv"'
     rows = list(csv.DictReader(io.StringIO(r.content.decode())))

@@ -77,8 +77,19 @@ class Command(BaseCommand):
         dataset.save(update_fields=["description"])
 
     def _accounts(self) -> dict[str, tuple[str, str]]:
-        researcher_pw = os.environ.get("DEMO_RESEARCHER_PASSWORD", "researcher-demo-pass")
-        admin_pw = os.environ.get("DEMO_ADMIN_PASSWORD", "admin-demo-pass")
+        """The demo's researcher and admin. The published default passwords only with DEBUG on: otherwise the
+        accounts need DEMO_RESEARCHER_PASSWORD and DEMO_ADMIN_PASSWORD, and without them none is created."""
+        researcher_pw = os.environ.get("DEMO_RESEARCHER_PASSWORD", "")
+        admin_pw = os.environ.get("DEMO_ADMIN_PASSWORD", "")
+        if not settings.DEBUG and not (researcher_pw and admin_pw):
+            self.stdout.write(
+                "no demo accounts: DEBUG is off, where the published demo passwords are refused; set "
+                "DEMO_RESEARCHER_PASSWORD and DEMO_ADMIN_PASSWORD, or create accounts with "
+                "`manage.py createsuperuser` (and add researchers to the Researchers group in the admin)"
+            )
+            return {}
+        researcher_pw = researcher_pw or "researcher-demo-pass"
+        admin_pw = admin_pw or "admin-demo-pass"
         group, _ = Group.objects.get_or_create(name=RESEARCHER_GROUP)
         researcher, created = User.objects.get_or_create(username="researcher")
         if created:

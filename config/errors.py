@@ -1,0 +1,76 @@
+"""Error pages and the health check: JSON under /api/ (a client of the API never gets an HTML page), a friendly
+page elsewhere; ``GET /healthz`` reports whether the database (and the task broker, when one is configured)
+answers."""
+from __future__ import annotations
+
+import logging
+
+from django.conf import settings
+from django.db import connection
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.template import loader
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_safe
+
+log = logging.getLogger(__name__)
+
+API_PREFIX = "/api/"
+
+
+def _wants_json(request: HttpRequest) -> bool:
+    return request.path.startswith(API_PREFIX)
+
+
+def _page(template: str, status: int) -> HttpResponse:
+    """A static page (no request context: a 500 may come from a lost database, which context processors read)."""
+    return HttpResponse(loader.get_template(template).render(), status=status)
+
+
+def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    if _wants_json(request):
+        return JsonResponse({"detail": "Not found."}, status=404)
+    return _page("404.html", 404)
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    if _wants_json(request):
+        return JsonResponse({"detail": "Server error: the request could not be completed. Try again later; if it "
+                                       "persists, tell the administrator (the error is in the server log)."},
+                            status=500)
+    return _page("500.html", 500)
+
+
+def _check_database() -> str:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1")
+        cursor.fetchone()
+    return "ok"
+
+
+def _check_broker() -> str | None:
+    """``"ok"`` when the Celery broker answers, ``None`` when none is configured (runs inline)."""
+    url = getattr(settings, "CELERY_BROKER_URL", "")
+    if not url or getattr(settings, "CELERY_TASK_ALWAYS_EAGER", False):
+        return None
+    from kombu import Connection
+
+    with Connection(url, connect_timeout=3) as broker:
+        broker.ensure_connection(max_retries=1)
+    return "ok"
+
+
+@never_cache
+@require_safe
+def healthz(request: HttpRequest) -> JsonResponse:
+    """``{"status": "ok"|"error", "database": ..., "broker": ...}``; 503 when a part fails (the failing part
+    carries the error's class, not its message, which may name hosts or users)."""
+    report: dict[str, str | None] = {}
+    healthy = True
+    for part, check in (("database", _check_database), ("broker", _check_broker)):
+        try:
+            report[part] = check()
+        except Exception as exc:  # any failure is an unhealthy part, reported, never raised
+            log.warning("health check failed: %s", part, exc_info=True)
+            report[part] = f"error: {type(exc).__name__}"
+            healthy = False
+    return JsonResponse({"status": "ok" if healthy else "error", **report}, status=200 if healthy else 503)
