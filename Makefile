@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install browser migrate demo run serve test test-postgres lint report-demo bench bench-neural clean
+.PHONY: install browser migrate demo run serve worker test test-postgres lint report-demo bench bench-neural clean
 
 install: $(STAMP)
 
@@ -30,13 +30,23 @@ demo: migrate wordnet plotly
 	DEBUG=1 $(PY) manage.py metaeval_report --dataset demo --study demo --seed 2026 --unless-exists \
 	  --measures rouge_l,rouge_su4,bleu4,jsd,bertscore --aux rouge_l,jsd
 
+# The dev server and, beside it, a Celery worker (with beat) on a folder-on-disk broker (no Redis needed); both
+# stop together (Ctrl-C). CELERY_BROKER_URL=redis://... uses Redis instead.
+run: export CELERY_BROKER_URL ?= filesystem://
 run: demo
 	@echo ""
 	@echo "  Participant:  http://$(HOST):$(PORT)/s/demo/"
 	@echo "  Researcher:   http://$(HOST):$(PORT)/research/"
 	@echo "  Admin:        http://$(HOST):$(PORT)/admin/"
 	@echo ""
+	@mkdir -p .celery-queue
+	DEBUG=1 $(VENV)/bin/celery -A config worker -B -s .celery-queue/beat-schedule --loglevel=WARNING \
+	  --concurrency 1 & worker=$$!; trap 'kill $$worker 2>/dev/null; wait $$worker 2>/dev/null' EXIT INT TERM; \
 	DEBUG=1 $(PY) manage.py runserver $(HOST):$(PORT)
+
+# A Celery worker for production (README "Background work"): CELERY_BROKER_URL must name the broker.
+worker: install wordnet
+	DEBUG=0 $(VENV)/bin/celery -A config worker --loglevel=INFO
 
 # The production configuration (README "Deploy"): DEBUG off, migrations, collectstatic (hashed, compressed files
 # served by whitenoise), gunicorn. Needs SECRET_KEY; DATABASE_URL selects the database (default: the SQLite file).

@@ -116,7 +116,7 @@ class RunSerializer(serializers.ModelSerializer):
         fields = [
             "id", "kind", "status", "dataset", "study", "created_by", "created_at", "started_at", "finished_at",
             "progress", "parameters", "seed", "excluded_raters", "versions", "data_hash", "timings", "unavailable",
-            "measure_models", "error", "results",
+            "measure_models", "error", "results", "attempts", "worker", "cancel_requested",
         ]
         read_only_fields = fields
 

@@ -238,8 +238,9 @@ class RunList(APIView):
     @extend_schema(
         summary="Start a run",
         description=(
-            "Queues the run and starts a worker for it (`metaeval.services.run_enqueue`, `run_launch`); the "
-            "answer is the run as it is then (queued, running, or already done/failed with an inline launcher). "
+            "Queues the run and sends it to a Celery worker (`metaeval.services.run_enqueue`, `run_launch`); the "
+            "answer is the run as it is then (queued or running; already finished when the server runs tasks "
+            "eagerly, without a broker). "
             "Follow it with `GET /api/runs/{id}/`. With a study and no `aux`, the HJ variants use rouge_l. "
             "A neural measure whose model is not on the server is listed under `unavailable`."
         ),
@@ -269,6 +270,36 @@ class RunDetail(APIView):
                    responses={200: RunSerializer, 404: _DETAIL, **_ERRORS}, tags=["runs"])
     def get(self, request: Request, pk: int) -> Response:
         return Response(RunSerializer(_run(pk), context={"request": request}).data)
+
+
+class RunCancel(APIView):
+    @extend_schema(
+        summary="Cancel a run",
+        description="A queued run is cancelled at once; a running one stops at its worker's next step "
+        "(`cancel_requested` is true until then). A finished run gives 409.",
+        request=None, responses={200: RunSerializer, 404: _DETAIL, 409: _DETAIL, **_ERRORS}, tags=["runs"],
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        run = _run(pk)
+        try:
+            run = metaeval_services.run_cancel(run)
+        except ValueError as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        return Response(RunSerializer(metaeval_selectors.run_get(pk=run.pk), context={"request": request}).data)
+
+
+class RunRetry(APIView):
+    @extend_schema(
+        summary="Run again (retry)",
+        description="A new queued run with the same dataset, study, options, excluded raters, kind, report settings "
+        "and seed, sent to a worker; for a failed or cancelled run this is the retry.",
+        request=None, responses={201: RunSerializer, 404: _DETAIL, **_ERRORS}, tags=["runs"],
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        again = metaeval_services.run_repeat(_run(pk), user=request.user)
+        metaeval_services.run_launch(again)
+        return Response(RunSerializer(metaeval_selectors.run_get(pk=again.pk), context={"request": request}).data,
+                        status=status.HTTP_201_CREATED)
 
 
 class RunResults(APIView):

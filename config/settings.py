@@ -249,8 +249,33 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "WARNING")},
 }
 
-# How a queued scoring run is started (metaeval.services.run_launch): "subprocess" (a detached
-# `manage.py metaeval_worker --run ID`), "inline" (in the request; tests) or "none" (a polling worker).
-METAEVAL_RUN_LAUNCHER = os.environ.get("METAEVAL_RUN_LAUNCHER", "subprocess")
-#: file the detached workers append their output to (default: discarded; errors are stored on the run)
-METAEVAL_WORKER_LOG = os.environ.get("METAEVAL_WORKER_LOG") or None
+# Background work on Celery (README "Background work"). CELERY_BROKER_URL: redis://127.0.0.1:6379/0 in production
+# (RabbitMQ's amqp:// works too); `make run` uses a folder on disk (filesystem://) and starts a worker beside the
+# dev server. Without a broker (and under tests) tasks run eagerly, inside the request that queues them.
+CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "")
+CELERY_TASK_ALWAYS_EAGER = _env_bool("CELERY_EAGER", TESTING or not CELERY_BROKER_URL)
+CELERY_TASK_EAGER_PROPAGATES = False
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+if CELERY_BROKER_URL.startswith("filesystem://"):
+    _QUEUE_DIR = Path(os.environ.get("CELERY_QUEUE_DIR", BASE_DIR / ".celery-queue"))
+    CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {
+        "data_folder_in": str(_QUEUE_DIR), "data_folder_out": str(_QUEUE_DIR), "store_processed": False,
+    }
+else:
+    # a message a vanished worker held comes back after this long; the run's lease (below) is what retries it sooner
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "3600"))}
+CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_QUEUE", "perseval")
+CELERY_TASK_ACKS_LATE = True  # a task's message is acknowledged when it ends, so a killed worker's run comes back
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1  # a worker reserves no more runs than it executes
+CELERY_WORKER_CONCURRENCY = int(os.environ.get("METAEVAL_WORKER_CONCURRENCY", "2"))  # runs at once per worker
+CELERY_WORKER_MAX_MEMORY_PER_CHILD = int(os.environ.get("METAEVAL_WORKER_MAX_MEMORY_MB", "4000")) * 1024  # KiB
+CELERY_TASK_IGNORE_RESULT = True  # results live on the run row
+CELERY_TIMEZONE = "UTC"
+#: a running run's lease: its worker renews it every third of this; past it the run is retried (up to
+#: METAEVAL_RUN_ATTEMPTS times in all) or failed with a message, never left running
+METAEVAL_RUN_LEASE_SECONDS = float(os.environ.get("METAEVAL_RUN_LEASE_SECONDS", "60"))
+METAEVAL_RUN_ATTEMPTS = int(os.environ.get("METAEVAL_RUN_ATTEMPTS", "3"))
+CELERY_BEAT_SCHEDULE = {
+    "reclaim-stale-runs": {"task": "metaeval.reclaim_stale_runs", "schedule": max(METAEVAL_RUN_LEASE_SECONDS / 2, 1)},
+}

@@ -1,8 +1,9 @@
 """Stored scoring runs: what was scored (dataset, study, options, data hash) and what came out.
 
 A run is written by :mod:`metaeval.services` only: :func:`~metaeval.services.run_execute` (at once, from
-``manage.py metaeval_run``) or :func:`~metaeval.services.run_enqueue` then a worker's
-:func:`~metaeval.services.run_process` (the researcher pages). The JSON result fields hold exactly
+``manage.py metaeval_run``) or :func:`~metaeval.services.run_enqueue` then a Celery worker's
+:func:`~metaeval.services.run_process` (the researcher pages and the API), which holds a lease on the run while
+it works (``worker``, ``lease_expires_at``, ``attempts``). The JSON result fields hold exactly
 :func:`metaeval.core.records.run_document` of the run's result (NaN and infinities as null).
 """
 from __future__ import annotations
@@ -17,6 +18,7 @@ class MetaevalRun(models.Model):
         RUNNING = "running", "Running"
         DONE = "done", "Done"
         FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled"
 
     class Kind(models.TextChoices):
         SCORES = "scores", "Scores"
@@ -64,6 +66,13 @@ class MetaevalRun(models.Model):
         help_text="kind=report: metaeval.core.report.build_report's document (tables, figures).",
     )
     error = models.TextField(blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0, help_text="How many times a worker took the run.")
+    worker = models.CharField(max_length=200, blank=True, help_text="The Celery worker running (or that ran) it.")
+    lease_expires_at = models.DateTimeField(
+        null=True, blank=True,
+        help_text="While running: the worker's heartbeat renews this; past it the run is retried or failed.",
+    )
+    cancel_requested = models.BooleanField(default=False, help_text="A researcher asked to stop the running run.")
     data_hash = models.CharField(
         max_length=64,
         blank=True,

@@ -12,6 +12,7 @@ urlpatterns = [
     path("<int:pk>/scores.csv", views.run_scores_csv, name="scores"),
     path("<int:pk>/run.json", views.run_json, name="json"),
     path("<int:pk>/repeat/", views.run_repeat, name="repeat"),
+    path("<int:pk>/cancel/", views.run_cancel, name="cancel"),
     path("<int:pk>/report/", views.run_report, name="report"),
     path("<int:pk>/report.html", views.run_report_html, name="report_html"),
     path("<int:pk>/report.json", views.run_report_json, name="report_json"),

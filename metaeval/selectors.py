@@ -160,7 +160,9 @@ def run_progress(run: MetaevalRun) -> dict[str, object]:
     return {
         "id": run.pk,
         "status": run.status,
-        "finished": run.status in (MetaevalRun.Status.DONE, MetaevalRun.Status.FAILED),
+        "finished": run.status not in (MetaevalRun.Status.QUEUED, MetaevalRun.Status.RUNNING),
+        "cancel_requested": run.cancel_requested,
+        "attempts": run.attempts,
         "step": str(progress.get("step") or ""),
         "done": done,
         "total": total,

@@ -1,23 +1,27 @@
 """Writes: scoring runs stored in the database.
 
 Runs take minutes on large datasets, so a request never scores: it queues the run (:func:`run_enqueue`) and
-starts a worker process for it (:func:`run_launch`, ``manage.py metaeval_worker --run ID``), which takes it with
-:func:`run_process`. ``manage.py metaeval_run`` scores at once with :func:`run_execute`. Both write the row's
+sends it to Celery (:func:`run_launch`, task ``metaeval.execute_run``); a worker takes it with :func:`run_process`
+and holds a lease on it (:class:`RunLease`: a heartbeat renews ``lease_expires_at``), so a run whose worker
+vanished is retried or failed by :func:`runs_reclaim_stale`, never left running. :func:`run_cancel` stops a
+queued or running run. ``manage.py metaeval_run`` scores at once with :func:`run_execute`. Both write the row's
 ``progress`` as the pipeline reports it, so the run page can follow either.
 """
 from __future__ import annotations
 
 import logging
 import secrets
-import subprocess
-import sys
+import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
+from django.db import connection
+from django.db.models import F
 from django.utils import timezone
 
 from metaeval import selectors
@@ -37,12 +41,71 @@ log = logging.getLogger(__name__)
 PROGRESS_INTERVAL = 0.5
 #: how many progress messages a run keeps
 PROGRESS_MESSAGES = 20
-#: ``settings.METAEVAL_RUN_LAUNCHER``: "subprocess" (default), "inline" (tests) or "none" (a polling worker)
-LAUNCHERS = ("subprocess", "inline", "none")
 
 
 class RunNotQueued(Exception):
     """The run is not (or no longer) queued: another worker took it, or it never was."""
+
+
+class RunCancelled(Exception):
+    """A researcher cancelled the run while it ran (:func:`run_cancel`)."""
+
+
+class RunLeaseLost(Exception):
+    """This worker's lease on the run ran out and the run was given to another worker: stop, write nothing."""
+
+
+def _lease() -> timedelta:
+    return timedelta(seconds=float(getattr(settings, "METAEVAL_RUN_LEASE_SECONDS", 60)))
+
+
+class RunLease:
+    """A worker's hold on a running run: while the ``with`` block lasts, a daemon thread renews the run's
+    ``lease_expires_at`` (to now + the lease) every third of the lease, as long as the row is still running under
+    this ``worker``; it notes a cancel request and a lost lease, which :meth:`check` turns into
+    :class:`RunCancelled` / :class:`RunLeaseLost` at the pipeline's next progress event."""
+
+    def __init__(self, run: MetaevalRun, worker: str) -> None:
+        self.run_id = run.pk
+        self.worker = worker
+        self.cancelled = threading.Event()
+        self.lost = threading.Event()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._beat, name=f"lease-run-{run.pk}", daemon=True)
+
+    def __enter__(self) -> RunLease:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=10)
+
+    def renew(self) -> None:
+        """One heartbeat (also what the thread does)."""
+        row = MetaevalRun.objects.filter(pk=self.run_id, status=MetaevalRun.Status.RUNNING, worker=self.worker)
+        if not row.update(lease_expires_at=timezone.now() + _lease()):
+            self.lost.set()
+        elif row.filter(cancel_requested=True).exists():
+            self.cancelled.set()
+
+    def check(self) -> None:
+        if self.lost.is_set():
+            raise RunLeaseLost(f"metaeval run {self.run_id}: the lease of {self.worker} ran out; another worker has it")
+        if self.cancelled.is_set():
+            raise RunCancelled(f"metaeval run {self.run_id} was cancelled")
+
+    def _beat(self) -> None:
+        interval = _lease().total_seconds() / 3
+        try:
+            while not self._stop.wait(interval):
+                self.renew()
+                if self.lost.is_set():
+                    break
+        except Exception:  # a heartbeat that cannot write lets the lease run out, which is the safe outcome
+            log.warning("run %s: heartbeat failed", self.run_id, exc_info=True)
+        finally:
+            connection.close()
 
 
 class ProgressRecorder:
@@ -53,15 +116,20 @@ class ProgressRecorder:
     ``finished`` :class:`~metaeval.core.pipeline.ProgressEvent` (a measure that could not run finishes at once).
     """
 
-    def __init__(self, run: MetaevalRun, total: int, forward: Progress | None = None) -> None:
+    def __init__(
+        self, run: MetaevalRun, total: int, forward: Progress | None = None, guard: Callable[[], None] | None = None
+    ) -> None:
         self.run = run
         self.forward = forward
+        self.guard = guard
         self.state: dict[str, object] = {"step": "loading data", "done": 0, "total": total, "messages": []}
         self._written = 0.0
         self.run.progress = self.state
         self._write(force=True)
 
     def __call__(self, event: ProgressEvent) -> None:
+        if self.guard is not None:
+            self.guard()  # a cancelled run, or a lost lease, stops here
         if self.forward is not None:
             self.forward(event)
         messages = [*self.state["messages"], event.message][-PROGRESS_MESSAGES:]  # type: ignore[misc]
@@ -107,15 +175,17 @@ def _execute(
     *,
     cache: DistanceCache | None,
     progress: Progress | None,
+    lease: RunLease | None = None,
 ) -> RunResult:
     """Score the run's dataset (HJ from its study minus ``run.excluded_raters``) and finish the row: ``done`` with
     the run document, or ``failed`` with the error (the exception is then re-raised with a note naming the run).
     ``run.parameters`` (the request, written when the row was created) is not changed. Returns the in-memory
-    result, whose floats keep NaN."""
+    result, whose floats keep NaN. Under a ``lease`` a cancel request ends the run as ``cancelled`` and a lost lease
+    ends it writing nothing (the run belongs to another worker)."""
     study = run.study if options.aux else None
     full_report = run.kind == MetaevalRun.Kind.REPORT
     steps = 1 + len(options.measures) + (len(options.aux) if study else 0) + (1 if full_report else 0)
-    recorder = ProgressRecorder(run, steps, progress)
+    recorder = ProgressRecorder(run, steps, progress, guard=lease.check if lease is not None else None)
     try:
         corpus = selectors.corpus_from_dataset(dataset=run.dataset)
         rating_rows = (
@@ -137,14 +207,21 @@ def _execute(
             )
         else:
             result = run_scores(corpus, options, ratings=ratings, cache=cache, progress=recorder)
+        if lease is not None:
+            lease.check()
+    except RunLeaseLost:
+        log.warning("run %s: lease lost, leaving the run to the worker that has it", run.pk)
+        raise
     except BaseException as exc:
         recorder.finish(ok=False)
-        run.status = MetaevalRun.Status.FAILED
-        run.error = str(exc) or type(exc).__name__
+        cancelled = isinstance(exc, RunCancelled)
+        run.status = MetaevalRun.Status.CANCELLED if cancelled else MetaevalRun.Status.FAILED
+        run.error = "cancelled by a researcher while it ran" if cancelled else (str(exc) or type(exc).__name__)
         run.finished_at = timezone.now()
-        run.save(update_fields=["status", "error", "data_hash", "finished_at", "progress"])
-        exc.add_note(f"stored as failed metaeval run {run.pk}")
-        log.info("run failed", extra={"event": "run.failed", "run": run.pk, "error": run.error})
+        run.lease_expires_at = None
+        run.save(update_fields=["status", "error", "data_hash", "finished_at", "progress", "lease_expires_at"])
+        exc.add_note(f"stored as {run.status} metaeval run {run.pk}")
+        log.info(f"run {run.status}", extra={"event": f"run.{run.status}", "run": run.pk, "error": run.error})
         raise
     document = run_document(result)
     for name in ("versions", "timings", "scores", "hj_counts", "distances", "unavailable"):
@@ -152,6 +229,7 @@ def _execute(
     run.measure_models = document["models"]
     run.status = MetaevalRun.Status.DONE
     run.finished_at = timezone.now()
+    run.lease_expires_at = None
     recorder.finish(ok=True)
     run.save()
     log.info("run done", extra={"event": "run.done", "run": run.pk, "kind": run.kind, "rows": len(run.scores),
@@ -221,7 +299,7 @@ def run_enqueue(
     kind: str = "scores",
     report: Mapping[str, object] | None = None,
 ) -> MetaevalRun:
-    """A ``queued`` run for a worker (:func:`run_launch`, ``manage.py metaeval_worker``).
+    """A ``queued`` run for a Celery worker (:func:`run_launch`) or :func:`run_process` here.
 
     ``kind="report"`` also builds the full report (:func:`metaeval.core.report.build_report`: CIs, permutation
     tests, beta ablation, stability, Borda-Kendall, rater agreement) with ``report`` settings (``n_boot``,
@@ -281,50 +359,15 @@ def run_repeat(run: MetaevalRun, *, user: User | AnonymousUser | None = None) ->
 
 
 def run_launch(run: MetaevalRun) -> None:
-    """Start the queued ``run`` outside the request cycle, as ``settings.METAEVAL_RUN_LAUNCHER`` says:
+    """Send the queued ``run`` to a Celery worker (task ``metaeval.execute_run``; with no broker configured, and
+    under tests, Celery runs it here and now). A broker that does not answer marks the run failed, saying so."""
+    from metaeval.tasks import execute_run
 
-    * ``"subprocess"`` (default): a detached ``manage.py metaeval_worker --run ID`` (output to
-      ``settings.METAEVAL_WORKER_LOG`` when set, else discarded: errors are stored on the run);
-    * ``"inline"``: :func:`run_process` right here (tests, debugging);
-    * ``"none"``: nothing; a polling ``manage.py metaeval_worker`` takes it.
-
-    A launcher that cannot start marks the run failed.
-    """
-    launcher = getattr(settings, "METAEVAL_RUN_LAUNCHER", "subprocess")
-    if callable(launcher):
-        launcher(run)
-    elif launcher == "inline":
-        run_process(run.pk)
-    elif launcher == "none":
-        return
-    elif launcher == "subprocess":
-        try:
-            _spawn_worker(run.pk)
-        except OSError as exc:
-            _fail_queued(run, f"could not start a worker: {exc}")
-    else:
-        raise ValueError(f"settings.METAEVAL_RUN_LAUNCHER must be one of {', '.join(LAUNCHERS)}, not {launcher!r}")
-
-
-def _spawn_worker(run_id: int) -> None:
-    base = Path(settings.BASE_DIR)
-    log_path = getattr(settings, "METAEVAL_WORKER_LOG", None)
-    command = [sys.executable, "manage.py", "metaeval_worker", "--run", str(run_id)]
-    if log_path:
-        Path(log_path).parent.mkdir(parents=True, exist_ok=True)
-        with open(log_path, "ab") as output:
-            subprocess.Popen(  # noqa: S603
-                command, cwd=base, start_new_session=True, stdin=subprocess.DEVNULL, stdout=output, stderr=output
-            )
-    else:
-        subprocess.Popen(  # noqa: S603
-            command,
-            cwd=base,
-            start_new_session=True,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
+    try:
+        execute_run.delay(run.pk)
+    except Exception as exc:  # kombu's OperationalError and socket errors: the run cannot be queued
+        log.warning("run %s: could not reach the task broker", run.pk, exc_info=True)
+        _fail_queued(run, f"could not queue the run: the task broker did not answer ({type(exc).__name__}: {exc})")
 
 
 def _fail_queued(run: MetaevalRun, error: str) -> None:
@@ -334,31 +377,37 @@ def _fail_queued(run: MetaevalRun, error: str) -> None:
     run.refresh_from_db()
 
 
-def run_claim(run_id: int) -> MetaevalRun:
-    """Take a queued run: one conditional UPDATE (queued -> running), so of two workers exactly one gets it.
-    Raises :class:`RunNotQueued` (or ``MetaevalRun.DoesNotExist``) otherwise."""
+def run_claim(run_id: int, *, worker: str = "") -> MetaevalRun:
+    """Take a queued run: one conditional UPDATE (queued -> running, with ``worker``, a fresh lease and one more
+    attempt), so of two workers exactly one gets it. Raises :class:`RunNotQueued` (or
+    ``MetaevalRun.DoesNotExist``) otherwise."""
     now = timezone.now()
     taken = MetaevalRun.objects.filter(pk=run_id, status=MetaevalRun.Status.QUEUED).update(
-        status=MetaevalRun.Status.RUNNING, started_at=now
+        status=MetaevalRun.Status.RUNNING, started_at=now, worker=worker, lease_expires_at=now + _lease(),
+        attempts=F("attempts") + 1,
     )
     run = MetaevalRun.objects.select_related("dataset", "study").get(pk=run_id)
     if not taken:
         raise RunNotQueued(f"metaeval run {run_id} is {run.status}, not queued")
-    log.info("run claimed", extra={"event": "run.claimed", "run": run.pk, "kind": run.kind})
+    log.info("run claimed", extra={"event": "run.claimed", "run": run.pk, "kind": run.kind, "worker": worker,
+                                   "attempt": run.attempts})
     return run
 
 
 def run_process(
-    run_id: int, *, cache_dir: str | Path | None = None, use_cache: bool = True, progress: Progress | None = None
+    run_id: int, *, worker: str = "", cache_dir: str | Path | None = None, use_cache: bool = True,
+    progress: Progress | None = None,
 ) -> MetaevalRun:
-    """Take the queued run ``run_id`` (:func:`run_claim`), rebuild its options from the stored parameters and
-    score it as :func:`run_execute` does, writing progress to the row as the pipeline reports it.
+    """Take the queued run ``run_id`` (:func:`run_claim`) as ``worker``, rebuild its options from the stored
+    parameters and score it as :func:`run_execute` does under a :class:`RunLease`, writing progress to the row as
+    the pipeline reports it.
 
-    Returns the finished run (``done``, or ``failed`` with ``error``; parameters are kept either way). Raises
-    :class:`RunNotQueued` when the run is not queued (another worker has it) and re-raises
+    Returns the finished run (``done``; ``failed`` with ``error``, parameters kept; ``cancelled``). Raises
+    :class:`RunNotQueued` when the run is not queued (another worker has it, or it was cancelled) and
+    :class:`RunLeaseLost` when the run was given to another worker meanwhile; re-raises
     ``KeyboardInterrupt``/``SystemExit`` after marking the run failed.
     """
-    run = run_claim(run_id)
+    run = run_claim(run_id, worker=worker)
     parameters = dict(run.parameters)
     try:
         if run.kind not in (MetaevalRun.Kind.SCORES, MetaevalRun.Kind.REPORT):
@@ -369,36 +418,69 @@ def run_process(
         run.save(update_fields=["status", "error", "finished_at"])
         return run
     try:
-        if use_cache:
-            with DistanceCache(cache_dir) as cache:
-                _execute(run, options, cache=cache, progress=progress)
-        else:
-            _execute(run, options, cache=None, progress=progress)
+        with RunLease(run, worker) as lease:
+            if use_cache:
+                with DistanceCache(cache_dir) as cache:
+                    _execute(run, options, cache=cache, progress=progress, lease=lease)
+            else:
+                _execute(run, options, cache=None, progress=progress, lease=lease)
+    except RunLeaseLost:
+        raise
     except Exception as exc:  # stored on the run by _execute (or here, when the cache could not open)
-        if run.status != MetaevalRun.Status.FAILED:
+        if run.status not in (MetaevalRun.Status.FAILED, MetaevalRun.Status.CANCELLED):
             run.status, run.error, run.finished_at = MetaevalRun.Status.FAILED, str(exc), timezone.now()
             run.save(update_fields=["status", "error", "finished_at"])
-        log.warning("metaeval run %s failed: %s", run.pk, run.error, exc_info=True)
+        if run.status == MetaevalRun.Status.FAILED:
+            log.warning("metaeval run %s failed: %s", run.pk, run.error, exc_info=True)
     return run
 
 
-def run_process_queued(*, limit: int | None = None, **process: object) -> list[MetaevalRun]:
-    """Process queued runs, oldest first, until none is left (or ``limit`` were processed); runs that another
-    worker takes meanwhile are skipped. Returns the runs this call processed."""
-    processed: list[MetaevalRun] = []
-    while limit is None or len(processed) < limit:
-        queued = list(
-            MetaevalRun.objects.filter(status=MetaevalRun.Status.QUEUED)
-            .order_by("created_at", "pk")
-            .values_list("pk", flat=True)[:20]
-        )
-        if not queued:
-            break
-        for run_id in queued:
-            if limit is not None and len(processed) >= limit:
-                break
-            try:
-                processed.append(run_process(run_id, **process))  # type: ignore[arg-type]
-            except (RunNotQueued, MetaevalRun.DoesNotExist):
-                continue
-    return processed
+def run_cancel(run: MetaevalRun) -> MetaevalRun:
+    """Cancel a run: a queued one at once (its task finds it not queued and does nothing); a running one at its
+    worker's next progress step (``cancel_requested``; the worker ends it as ``cancelled``). Raises
+    ``ValueError`` for a run that has finished."""
+    now = timezone.now()
+    if MetaevalRun.objects.filter(pk=run.pk, status=MetaevalRun.Status.QUEUED).update(
+        status=MetaevalRun.Status.CANCELLED, finished_at=now, error="cancelled by a researcher before it started"
+    ):
+        log.info("run cancelled", extra={"event": "run.cancelled", "run": run.pk, "while": "queued"})
+    elif MetaevalRun.objects.filter(pk=run.pk, status=MetaevalRun.Status.RUNNING).update(cancel_requested=True):
+        log.info("run cancel requested", extra={"event": "run.cancel_requested", "run": run.pk})
+    else:
+        run.refresh_from_db()
+        raise ValueError(f"metaeval run {run.pk} is {run.status}: only a queued or running run can be cancelled")
+    run.refresh_from_db()
+    return run
+
+
+def runs_reclaim_stale(*, now: Any = None) -> dict[str, list[int]]:
+    """Runs whose worker stopped renewing the lease (killed, machine lost): each goes back to the queue and is
+    sent to Celery again while it has attempts left (``settings.METAEVAL_RUN_ATTEMPTS`` in all), else it fails with
+    a message saying why; one whose cancel was requested ends cancelled. Every change is a conditional UPDATE, so
+    two reclaimers never double a retry. Returns ``{"retried": [...], "failed": [...], "cancelled": [...]}``.
+    Celery beat calls it every half lease, and every worker when it starts."""
+    now = now or timezone.now()
+    attempts = int(getattr(settings, "METAEVAL_RUN_ATTEMPTS", 3))
+    outcome: dict[str, list[int]] = {"retried": [], "failed": [], "cancelled": []}
+    stale = MetaevalRun.objects.filter(status=MetaevalRun.Status.RUNNING, lease_expires_at__lt=now)
+    for run in stale:
+        row = MetaevalRun.objects.filter(pk=run.pk, status=MetaevalRun.Status.RUNNING, lease_expires_at__lt=now)
+        since = run.lease_expires_at.strftime("%Y-%m-%d %H:%M:%S") if run.lease_expires_at else "?"
+        lost = f"its worker ({run.worker or 'unknown'}) stopped answering (no heartbeat since {since} UTC)"
+        if run.cancel_requested:
+            if row.update(status=MetaevalRun.Status.CANCELLED, finished_at=now, lease_expires_at=None,
+                          error=f"cancelled by a researcher; {lost}"):
+                outcome["cancelled"].append(run.pk)
+        elif run.attempts < attempts:
+            message = f"retrying: {lost} (attempt {run.attempts} of {attempts})"
+            progress = {"step": "queued again", "done": 0, "total": 0, "messages": [message]}
+            if row.update(status=MetaevalRun.Status.QUEUED, worker="", lease_expires_at=None, progress=progress):
+                outcome["retried"].append(run.pk)
+                log.warning("run %s requeued: %s", run.pk, lost, extra={"event": "run.requeued", "run": run.pk})
+                run.refresh_from_db()
+                run_launch(run)
+        elif row.update(status=MetaevalRun.Status.FAILED, finished_at=now, lease_expires_at=None,
+                        error=f"{lost}; tried {run.attempts} times, the limit (METAEVAL_RUN_ATTEMPTS)"):
+            outcome["failed"].append(run.pk)
+            log.warning("run %s failed: %s", run.pk, lost, extra={"event": "run.failed", "run": run.pk})
+    return outcome

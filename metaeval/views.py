@@ -304,8 +304,23 @@ def run_report_table(request: HttpRequest, pk: int, name: str) -> HttpResponse:
 
 @researcher_required
 @require_http_methods(["POST"])
+def run_cancel(request: HttpRequest, pk: int) -> HttpResponse:
+    """Cancel a queued run at once, a running one at its next step."""
+    run = get_object_or_404(selectors.run_list(), pk=pk)
+    try:
+        run = services.run_cancel(run)
+    except ValueError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, f"Run {run.pk} cancelled." if run.status == MetaevalRun.Status.CANCELLED
+                         else f"Run {run.pk} stops at its next step.")
+    return redirect("runs:detail", pk=run.pk)
+
+
+@researcher_required
+@require_http_methods(["POST"])
 def run_repeat(request: HttpRequest, pk: int) -> HttpResponse:
-    """Run again with the same settings and seed (regenerates a report; on unchanged data, identically)."""
+    """Run again (retry) with the same settings and seed (regenerates a report; on unchanged data, identically)."""
     run = get_object_or_404(selectors.run_list(), pk=pk)
     again = services.run_repeat(run, user=request.user)
     services.run_launch(again)

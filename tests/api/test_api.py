@@ -32,6 +32,8 @@ PATHS = [
     "/api/studies/{slug}/ratings/",
     "/api/runs/",
     "/api/runs/{id}/",
+    "/api/runs/{id}/cancel/",
+    "/api/runs/{id}/retry/",
     "/api/runs/{id}/results/",
     "/api/runs/{id}/report/",
 ]
@@ -179,15 +181,15 @@ def test_run_defaults_and_excluded_raters(researcher_api, rated_study):
     assert run["data_hash"] != selectors.data_hash(corpus=corpus, ratings=everyone)
 
 
-def test_queued_run_has_no_results_until_done(researcher_api, dataset, settings):
-    settings.METAEVAL_RUN_LAUNCHER = "none"  # a polling worker would take it
+def test_queued_run_has_no_results_until_done(researcher_api, dataset, monkeypatch):
+    monkeypatch.setattr("metaeval.tasks.execute_run.delay", lambda run_id: None)  # a worker would take it
     response = researcher_api.post("/api/runs/", {"dataset": "tiny", "systems": ["SysnameA"]}, format="json")
     assert response.status_code == 201
     run = response.json()
     assert run["status"] == "queued" and run["results"] is None and run["progress"]["step"] == "queued"
     pending = researcher_api.get(f"/api/runs/{run['id']}/results/")
     assert pending.status_code == 409 and pending.json()["status"] == "queued"
-    services.run_process_queued()
+    services.run_process(run["id"])
     assert researcher_api.get(f"/api/runs/{run['id']}/").json()["status"] == "done"
     assert researcher_api.get(f"/api/runs/{run['id']}/results/").status_code == 200
 
@@ -351,3 +353,16 @@ def test_report_run_through_the_api(researcher_api, api, plain_api, rated_study)
     assert (parameters["permutation_alternative"], parameters["missing_system"]) == ("two-sided", "drop-system")
     bad = researcher_api.post("/api/runs/", {**body, "kind": "other"}, format="json")
     assert bad.status_code == 400 and "kind" in bad.json()
+
+
+def test_cancel_and_retry_through_the_api(researcher_api, dataset, monkeypatch):
+    monkeypatch.setattr("metaeval.tasks.execute_run.delay", lambda run_id: None)  # left queued for a worker
+    run = researcher_api.post("/api/runs/", {"dataset": "tiny", "systems": ["SysnameA"]}, format="json").json()
+    cancelled = researcher_api.post(f"/api/runs/{run['id']}/cancel/")
+    assert cancelled.status_code == 200 and cancelled.json()["status"] == "cancelled"
+    again = researcher_api.post(f"/api/runs/{run['id']}/cancel/")
+    assert again.status_code == 409 and "only a queued or running run" in again.json()["detail"]
+    retry = researcher_api.post(f"/api/runs/{run['id']}/retry/")
+    assert retry.status_code == 201 and retry.json()["id"] != run["id"] and retry.json()["status"] == "queued"
+    assert retry.json()["parameters"] == run["parameters"]
+    assert researcher_api.post("/api/runs/999999/cancel/").status_code == 404

@@ -6,6 +6,8 @@ Kendall, rater agreement) in this process and prints where to see it; ``--queue`
 from __future__ import annotations
 
 import argparse
+import os
+import socket
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -34,7 +36,8 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int, help="seed of every random draw (default: a fresh one, stored)")
         add_report_arguments(parser)
         parser.add_argument("--exclude-raters", default="", help="comma-separated rater ids (P12,P15) to leave out")
-        parser.add_argument("--queue", action="store_true", help="only queue it (a metaeval_worker runs it)")
+        parser.add_argument("--queue", action="store_true",
+                            help="send it to a Celery worker instead of running it here")
         parser.add_argument(
             "--unless-exists", action="store_true",
             help="do nothing when a finished report run of this dataset, study and seed exists (make demo)",
@@ -68,10 +71,12 @@ class Command(BaseCommand):
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
         if options["queue"]:
-            self.stdout.write(f"queued report run {run.pk}")
+            services.run_launch(run)
+            self.stdout.write(f"queued report run {run.pk}: /research/runs/{run.pk}/")
             return
         progress = (lambda event: self.stderr.write(str(event))) if options["verbosity"] > 1 else None
-        run = services.run_process(run.pk, cache_dir=options["cache_dir"], use_cache=not options["no_cache"],
+        run = services.run_process(run.pk, worker=f"metaeval_report:{socket.gethostname()}:{os.getpid()}",
+                                   cache_dir=options["cache_dir"], use_cache=not options["no_cache"],
                                    progress=progress)
         if run.status != MetaevalRun.Status.DONE:
             raise CommandError(f"report run {run.pk} failed: {run.error}")

@@ -33,11 +33,14 @@ def test_builds_a_report_run_and_prints_its_page(study) -> None:
     assert run.parameters["aux"] == ["rouge_l"]  # a study without --aux: HJ with ROUGE-L
 
 
-def test_queue_only_leaves_it_for_a_worker(study) -> None:
+def test_queue_sends_it_to_a_worker(study, monkeypatch) -> None:
+    sent: list[int] = []
+    monkeypatch.setattr("metaeval.tasks.execute_run.delay", sent.append)
     out = io.StringIO()
     call_command("metaeval_report", "--dataset", study.dataset.name, "--measures", "rouge_l", "--queue", stdout=out)
     run = MetaevalRun.objects.get()
     assert run.status == "queued" and run.seed is not None and f"queued report run {run.pk}" in out.getvalue()
+    assert sent == [run.pk]
 
 
 def test_bad_input_is_a_command_error(study) -> None:

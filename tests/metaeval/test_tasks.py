@@ -1,19 +1,16 @@
-"""Queued runs: RunOptions.from_dict, run_enqueue / run_launch / run_process, progress on the row, claims that never
-double up, failures that keep the parameters, excluded raters, and ``manage.py metaeval_worker``."""
+"""Queued runs: RunOptions.from_dict, run_enqueue / run_launch (the Celery task, eager under tests) / run_process,
+progress on the row, claims that never double up, failures that keep the parameters, excluded raters, leases,
+reclaiming the runs of vanished workers, cancelling. Real worker processes: test_workers.py."""
 from __future__ import annotations
 
-import io
 import json
 import logging
 import os
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 
 import pytest
-from django.core.management import CommandError, call_command
 from django.db import connection, connections
 from django.test.utils import CaptureQueriesContext
 
@@ -121,7 +118,6 @@ def test_enqueue_refuses_a_study_of_another_dataset(study):
 def test_processed_run_equals_run_execute(study, settings):
     rate(study, 1, participants=2)
     direct = services.run_execute(dataset=study.dataset, study=study, options=lexical())
-    settings.METAEVAL_RUN_LAUNCHER = "inline"
     run = services.run_enqueue(dataset=study.dataset, study=study, options=lexical())
     services.run_launch(run)
     run.refresh_from_db()
@@ -244,114 +240,110 @@ def test_excluded_raters_change_hj_and_are_recorded(study):
     assert {row.rater for row in only_second.rows} == {second}
 
 
-def test_launch_starts_a_detached_worker_process(dataset, settings, monkeypatch):
-    calls = []
+def test_launch_sends_the_task_and_an_unreachable_broker_fails_the_run(dataset, monkeypatch):
+    from kombu.exceptions import OperationalError
 
-    class FakePopen:
-        def __init__(self, command, **kwargs):
-            calls.append((command, kwargs))
+    from metaeval import tasks
 
-    monkeypatch.setattr(services.subprocess, "Popen", FakePopen)
-    settings.METAEVAL_RUN_LAUNCHER = "subprocess"
+    sent: list[int] = []
+    monkeypatch.setattr(tasks.execute_run, "delay", lambda run_id: sent.append(run_id))
     run = services.run_enqueue(dataset=dataset, options=lexical(aux=[]))
     services.run_launch(run)
-    (command, kwargs), = calls
-    assert command == [sys.executable, "manage.py", "metaeval_worker", "--run", str(run.pk)]
-    assert kwargs["cwd"] == Path(settings.BASE_DIR) and kwargs["start_new_session"] is True
-    assert kwargs["stdout"] == kwargs["stderr"] == subprocess.DEVNULL
-    assert MetaevalRun.objects.get(pk=run.pk).status == "queued"  # the worker takes it
+    assert sent == [run.pk] and MetaevalRun.objects.get(pk=run.pk).status == "queued"  # a worker takes it
 
-    def broken(command, **kwargs):
-        raise OSError("no processes left")
+    def broken(run_id: int) -> None:
+        raise OperationalError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
 
-    monkeypatch.setattr(services.subprocess, "Popen", broken)
+    monkeypatch.setattr(tasks.execute_run, "delay", broken)
     services.run_launch(run)
     stored = MetaevalRun.objects.get(pk=run.pk)
-    assert stored.status == "failed" and stored.error == "could not start a worker: no processes left"
-
-    settings.METAEVAL_RUN_LAUNCHER = "none"
-    later = services.run_enqueue(dataset=dataset, options=lexical(aux=[]))
-    services.run_launch(later)
-    assert MetaevalRun.objects.get(pk=later.pk).status == "queued"
-    settings.METAEVAL_RUN_LAUNCHER = "thread"
-    with pytest.raises(ValueError, match="METAEVAL_RUN_LAUNCHER"):
-        services.run_launch(later)
+    assert stored.status == "failed" and stored.error.startswith("could not queue the run: the task broker did not")
 
 
-def _test_database_url() -> str:
-    """A DATABASE_URL for the test database this process uses (SQLite file or PostgreSQL test database)."""
-    sd = connection.settings_dict
-    if connection.vendor == "sqlite":
-        return f"sqlite:///{sd['NAME']}"
-    password = f":{sd['PASSWORD']}" if sd.get("PASSWORD") else ""
-    return f"postgres://{sd['USER']}{password}@{sd['HOST'] or '127.0.0.1'}:{sd['PORT'] or 5432}/{sd['NAME']}"
+def test_the_task_skips_a_run_that_is_not_queued(dataset):
+    from metaeval import tasks
+
+    run = services.run_enqueue(dataset=dataset, options=lexical(aux=[]))
+    assert tasks.execute_run.delay(run.pk).get() == "done"
+    assert tasks.execute_run.delay(run.pk).get() == "skipped"  # a redelivered message of a finished run
+    assert tasks.execute_run.delay(999999).get() == "skipped"
+    stored = MetaevalRun.objects.get(pk=run.pk)
+    assert stored.attempts == 1 and stored.worker.endswith(f":{os.getpid()}") and stored.lease_expires_at is None
+
+
+# leases, reclaiming, cancelling ---------------------------------------------------------------------------------
+
+def _running(run: MetaevalRun, *, attempts: int, expired: bool = True, worker: str = "gone@host:1") -> MetaevalRun:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    lease = timezone.now() + timedelta(seconds=-5 if expired else 60)
+    MetaevalRun.objects.filter(pk=run.pk).update(status="running", attempts=attempts, worker=worker,
+                                                 lease_expires_at=lease, started_at=timezone.now())
+    return MetaevalRun.objects.get(pk=run.pk)
+
+
+def test_a_run_whose_lease_ran_out_is_retried_then_failed(dataset, settings):
+    settings.METAEVAL_RUN_ATTEMPTS = 3
+    retried = _running(services.run_enqueue(dataset=dataset, options=lexical(aux=[])), attempts=1)
+    alive = _running(services.run_enqueue(dataset=dataset, options=lexical(aux=[])), attempts=1, expired=False)
+    spent = _running(services.run_enqueue(dataset=dataset, options=lexical(aux=[])), attempts=3)
+    outcome = services.runs_reclaim_stale()
+    assert outcome == {"retried": [retried.pk], "failed": [spent.pk], "cancelled": []}
+    again = MetaevalRun.objects.get(pk=retried.pk)
+    assert again.status == "done" and again.attempts == 2  # sent again (eager here) and scored
+    assert any("retrying: its worker (gone@host:1) stopped answering" in m for m in again.progress["messages"]) \
+        or again.progress["step"] == "done"
+    failed = MetaevalRun.objects.get(pk=spent.pk)
+    assert failed.status == "failed" and "stopped answering" in failed.error and "tried 3 times" in failed.error
+    assert MetaevalRun.objects.get(pk=alive.pk).status == "running"  # its worker is alive: left alone
+    assert services.runs_reclaim_stale() == {"retried": [], "failed": [], "cancelled": []}
+
+
+def test_cancel_a_queued_run_and_refuse_a_finished_one(dataset):
+    run = services.run_enqueue(dataset=dataset, options=lexical(aux=[]))
+    assert services.run_cancel(run).status == "cancelled"
+    with pytest.raises(services.RunNotQueued):
+        services.run_process(run.pk)
+    with pytest.raises(ValueError, match="only a queued or running run can be cancelled"):
+        services.run_cancel(run)
 
 
 @pytest.mark.django_db(transaction=True)
-def test_subprocess_worker_processes_the_run(monkeypatch, settings):
-    """The real launcher: a separate ``manage.py metaeval_worker --run ID`` process on the test database."""
-    dataset = build_dataset(name="spawned", docs=2, readers=3, systems=["SysnameA"])
+def test_a_running_run_stops_at_its_next_step_when_cancelled(dataset, settings, monkeypatch):
+    """The worker's heartbeat sees the request; the next progress event ends the run as cancelled."""
+    settings.METAEVAL_RUN_LEASE_SECONDS = 0.3
     run = services.run_enqueue(dataset=dataset, options=lexical(aux=[]))
-    monkeypatch.setenv("DATABASE_URL", _test_database_url())
-    monkeypatch.setenv("SECRET_KEY", "test-only-secret-key-for-the-worker-subprocess")
-    monkeypatch.setenv("NLTK_DATA", os.environ.get("NLTK_DATA", str(Path(settings.BASE_DIR) / ".venv" / "nltk_data")))
-    settings.METAEVAL_RUN_LAUNCHER = "subprocess"
-    services.run_launch(run)
-    deadline = time.monotonic() + 120
-    while MetaevalRun.objects.get(pk=run.pk).status in ("queued", "running") and time.monotonic() < deadline:
-        time.sleep(0.2)
+    original = selectors.corpus_from_dataset
+
+    def slow_load(**kwargs):
+        services.run_cancel(MetaevalRun.objects.get(pk=run.pk))  # the researcher clicks while data load
+        time.sleep(0.5)  # more than one heartbeat
+        return original(**kwargs)
+
+    monkeypatch.setattr(selectors, "corpus_from_dataset", slow_load)
+    done = services.run_process(run.pk, worker="w@test:1")
+    assert done.status == "cancelled" and done.error == "cancelled by a researcher while it ran"
+    assert done.scores == [] and done.lease_expires_at is None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_whose_lease_was_taken_over_writes_nothing(dataset, settings, monkeypatch):
+    settings.METAEVAL_RUN_LEASE_SECONDS = 0.3
+    run = services.run_enqueue(dataset=dataset, options=lexical(aux=[]))
+    original = selectors.corpus_from_dataset
+
+    def taken_over(**kwargs):
+        MetaevalRun.objects.filter(pk=run.pk).update(worker="other@host:2")  # reclaimed and claimed elsewhere
+        time.sleep(0.5)
+        return original(**kwargs)
+
+    monkeypatch.setattr(selectors, "corpus_from_dataset", taken_over)
+    with pytest.raises(services.RunLeaseLost):
+        services.run_process(run.pk, worker="w@test:1")
     stored = MetaevalRun.objects.get(pk=run.pk)
-    assert stored.status == "done", stored.error
-    assert [r["system"] for r in stored.scores] == ["SysnameA", "SysnameA"]
-
-
-# manage.py metaeval_worker --------------------------------------------------------------------------------------
-
-def test_worker_once_processes_every_queued_run(dataset, cache_dir):
-    runs = [
-        services.run_enqueue(dataset=dataset, options=lexical(aux=[], systems=[s])) for s in ("SysnameA", "SysnameB")
-    ]
-    finished = services.run_execute(dataset=dataset, options=lexical(aux=[], systems=["SysnameC"]))
-    out = io.StringIO()
-    call_command("metaeval_worker", "--once", stdout=out, stderr=io.StringIO())
-    for run in runs:
-        stored = MetaevalRun.objects.get(pk=run.pk)
-        assert stored.status == "done" and f"metaeval run {run.pk}: done" in out.getvalue()
-    assert f"run {finished.pk}:" not in out.getvalue()
-    assert (cache_dir / "distances.sqlite3").exists()  # the worker used the cache of METAEVAL_CACHE_DIR
-    out = io.StringIO()
-    call_command("metaeval_worker", "--once", stdout=out, stderr=io.StringIO())
-    assert out.getvalue() == ""  # nothing queued any more
-
-
-def test_worker_run_option(dataset, tmp_path):
-    run = services.run_enqueue(dataset=dataset, options=lexical(aux=[], systems=["SysnameA"]))
-    out = io.StringIO()
-    call_command("metaeval_worker", "--run", str(run.pk), "--cache-dir", str(tmp_path / "other"), stdout=out)
-    assert f"metaeval run {run.pk}: done" in out.getvalue() and (tmp_path / "other" / "distances.sqlite3").exists()
-    with pytest.raises(CommandError, match=f"run {run.pk} is done, not queued"):
-        call_command("metaeval_worker", "--run", str(run.pk))
-    with pytest.raises(CommandError, match="no metaeval run 999999"):
-        call_command("metaeval_worker", "--run", "999999")
-
-
-def test_worker_loop_polls_until_interrupted(dataset, monkeypatch):
-    from metaeval.management.commands import metaeval_worker
-
-    run = services.run_enqueue(dataset=dataset, options=lexical(aux=[], systems=["SysnameA"]))
-    sleeps = []
-
-    def sleep(seconds: float) -> None:
-        sleeps.append(seconds)
-        if len(sleeps) == 2:
-            raise KeyboardInterrupt
-
-    monkeypatch.setattr(metaeval_worker.time, "sleep", sleep)
-    monkeypatch.setattr(metaeval_worker, "close_old_connections", lambda: None)  # would close the test transaction
-    err = io.StringIO()
-    call_command("metaeval_worker", "--interval", "0.5", "--no-cache", stdout=io.StringIO(), stderr=err)
-    assert sleeps == [0.5, 0.5] and "stopped" in err.getvalue()
-    assert MetaevalRun.objects.get(pk=run.pk).status == "done"
+    assert stored.status == "running" and stored.worker == "other@host:2" and stored.scores == []
 
 
 def test_run_execute_still_records_progress(study):
@@ -377,7 +369,6 @@ def test_runs_log_structured_events(study, settings, caplog):
     from config.logformat import JsonLinesFormatter
 
     rate(study, 1, participants=2)
-    settings.METAEVAL_RUN_LAUNCHER = "inline"
     with caplog.at_level(logging.INFO, logger="metaeval.services"):
         run = services.run_enqueue(dataset=study.dataset, study=study, options=lexical())
         services.run_launch(run)

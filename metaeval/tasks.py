@@ -1,0 +1,45 @@
+"""Celery tasks: a queued run executed by a worker (:func:`execute_run`), and the reclaiming of runs whose worker
+vanished (:func:`reclaim_stale_runs`, on Celery beat's schedule and when a worker starts). The work itself is in
+:mod:`metaeval.services`."""
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any
+
+from celery import shared_task
+from celery.signals import worker_ready
+
+from metaeval import services
+from metaeval.models import MetaevalRun
+
+log = logging.getLogger(__name__)
+
+
+@shared_task(name="metaeval.execute_run", bind=True, acks_late=True, reject_on_worker_lost=True)
+def execute_run(self: Any, run_id: int) -> str:
+    """Score queued run ``run_id`` (:func:`metaeval.services.run_process`) and return its final status.
+
+    The message is acknowledged when the task ends (``acks_late``) and given back when the worker process dies
+    (``reject_on_worker_lost``): another worker then takes the run. A run that is not queued any more (done,
+    cancelled, or taken by another worker) is skipped."""
+    worker = f"{self.request.hostname or 'eager'}:{os.getpid()}"
+    try:
+        return services.run_process(run_id, worker=worker).status
+    except (services.RunNotQueued, MetaevalRun.DoesNotExist) as exc:
+        log.info("run %s skipped: %s", run_id, exc)
+        return "skipped"
+    except services.RunLeaseLost as exc:
+        log.warning("%s", exc)
+        return "lease lost"
+
+
+@shared_task(name="metaeval.reclaim_stale_runs")
+def reclaim_stale_runs() -> dict[str, list[int]]:
+    return services.runs_reclaim_stale()
+
+
+@worker_ready.connect
+def _reclaim_when_a_worker_starts(**_: Any) -> None:
+    """A worker that starts (again) gives back the runs a vanished worker left running."""
+    services.runs_reclaim_stale()
