@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install browser migrate demo run serve worker test test-postgres lint report-demo bench bench-neural clean
+.PHONY: install browser migrate demo run serve worker loadtest test test-postgres lint report-demo bench bench-neural clean
 
 install: $(STAMP)
 
@@ -58,6 +58,14 @@ serve: install wordnet plotly
 	DEBUG=0 $(PY) manage.py check --deploy
 	DEBUG=0 $(VENV)/bin/gunicorn config.wsgi --bind $(HOST):$(PORT) --workers $(WEB_WORKERS) \
 	  --access-logfile - --graceful-timeout 30
+
+# The participant flow under load (127.0.0.1 only, bounded): benchmarks/loadtest/run.sh; locust in .venv-load/.
+.venv-load/.installed: benchmarks/loadtest/requirements.txt
+	test -x .venv-load/bin/python || $(PYTHON) -m venv .venv-load
+	.venv-load/bin/python -m pip install --quiet -r benchmarks/loadtest/requirements.txt
+	touch $@
+loadtest: install .venv-load/.installed
+	bash benchmarks/loadtest/run.sh
 
 test: install browser wordnet plotly
 	$(PY) -m pytest
