@@ -22,10 +22,14 @@ class Participant(HttpUser):
     def on_start(self) -> None:
         self.crowd_id = uuid.uuid4().hex[:12]
         self.sets = 0
+        # a person reads each page before the next click: every request is followed by a 2-10 s pause
         self.client.get(f"/s/{SLUG}/?PROLIFIC_PID={self.crowd_id}", name="1 consent page")
+        self.wait()
         self._post(f"/s/{SLUG}/", {"consent": "on", "external_id": self.crowd_id, "external_source": "prolific"},
                    "2 consent")
+        self.wait()
         self._post(f"/s/{SLUG}/about/", {"skip": "1"}, "3 skip about")
+        self.wait()
         self.client.get(f"/s/{SLUG}/instructions/", name="4 instructions")
 
     def _post(self, url: str, data: dict[str, str], name: str, **kwargs):  # type: ignore[no-untyped-def]
@@ -44,6 +48,7 @@ class Participant(HttpUser):
                 start.success()  # "no more questionnaires for you" is an answer, not an error
                 self.stop()
                 return
+        self.wait()
         page = self.client.get(location, name="6 questionnaire")
         fields = FIELD.findall(page.text)
         self.wait()
@@ -55,5 +60,6 @@ class Participant(HttpUser):
                     out.write(f"{public_id}\t{len(fields)}\n")
             else:
                 submit.failure(f"submit answered {submit.status_code}")
+        self.wait()
         self.client.get(location + "done/", name="8 done")
         self.sets += 1

@@ -9,7 +9,7 @@ DB=${LOAD_DB:-perseval_load}; PORT=${LOAD_PORT:-8799}; OUT=${LOAD_OUT:-artifacts
 mkdir -p "$OUT"; rm -f "$OUT/submitted.txt"
 export DATABASE_URL="postgres://postgres@127.0.0.1:5432/$DB" DEBUG=0 SECRET_KEY="loadtest-only-$(date +%s)-key-xxxxxxxx"
 export SECURE_COOKIES=0 ALLOWED_HOSTS=127.0.0.1 LOG_LEVEL=ERROR STATIC_ROOT="$PWD/$OUT/static"
-export LOAD_SUBMITTED="$PWD/$OUT/submitted.txt" LOAD_STUDY=load
+export PYTHONPATH="$PWD" LOAD_SUBMITTED="$PWD/$OUT/submitted.txt" LOAD_STUDY=load
 dropdb -h 127.0.0.1 -U postgres --if-exists "$DB"; createdb -h 127.0.0.1 -U postgres "$DB"
 .venv/bin/python manage.py migrate --noinput -v0
 .venv/bin/python manage.py collectstatic --noinput -v0
