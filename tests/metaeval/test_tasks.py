@@ -310,19 +310,26 @@ def test_cancel_a_queued_run_and_refuse_a_finished_one(dataset):
         services.run_cancel(run)
 
 
-@pytest.mark.django_db(transaction=True)
-def test_a_running_run_stops_at_its_next_step_when_cancelled(dataset, settings, monkeypatch):
-    """The worker's heartbeat sees the request; the next progress event ends the run as cancelled."""
+def _while_loading(dataset, settings, monkeypatch, happen) -> MetaevalRun:
+    """A queued run whose data loading first does ``happen(run)``, then lasts longer than a heartbeat (lease 0.3 s)."""
     settings.METAEVAL_RUN_LEASE_SECONDS = 0.3
     run = services.run_enqueue(dataset=dataset, options=lexical(aux=[]))
     original = selectors.corpus_from_dataset
 
     def slow_load(**kwargs):
-        services.run_cancel(MetaevalRun.objects.get(pk=run.pk))  # the researcher clicks while data load
-        time.sleep(0.5)  # more than one heartbeat
+        happen(run)
+        time.sleep(0.5)
         return original(**kwargs)
 
     monkeypatch.setattr(selectors, "corpus_from_dataset", slow_load)
+    return run
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_running_run_stops_at_its_next_step_when_cancelled(dataset, settings, monkeypatch):
+    """The worker's heartbeat sees the request; the next progress event ends the run as cancelled."""
+    run = _while_loading(dataset, settings, monkeypatch,
+                         lambda run: services.run_cancel(MetaevalRun.objects.get(pk=run.pk)))  # a click
     done = services.run_process(run.pk, worker="w@test:1")
     assert done.status == "cancelled" and done.error == "cancelled by a researcher while it ran"
     assert done.scores == [] and done.lease_expires_at is None
@@ -330,16 +337,8 @@ def test_a_running_run_stops_at_its_next_step_when_cancelled(dataset, settings, 
 
 @pytest.mark.django_db(transaction=True)
 def test_a_worker_whose_lease_was_taken_over_writes_nothing(dataset, settings, monkeypatch):
-    settings.METAEVAL_RUN_LEASE_SECONDS = 0.3
-    run = services.run_enqueue(dataset=dataset, options=lexical(aux=[]))
-    original = selectors.corpus_from_dataset
-
-    def taken_over(**kwargs):
-        MetaevalRun.objects.filter(pk=run.pk).update(worker="other@host:2")  # reclaimed and claimed elsewhere
-        time.sleep(0.5)
-        return original(**kwargs)
-
-    monkeypatch.setattr(selectors, "corpus_from_dataset", taken_over)
+    run = _while_loading(dataset, settings, monkeypatch,  # reclaimed and claimed elsewhere meanwhile
+                         lambda run: MetaevalRun.objects.filter(pk=run.pk).update(worker="other@host:2"))
     with pytest.raises(services.RunLeaseLost):
         services.run_process(run.pk, worker="w@test:1")
     stored = MetaevalRun.objects.get(pk=run.pk)

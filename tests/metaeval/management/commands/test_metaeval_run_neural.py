@@ -5,7 +5,6 @@ Tiny random-weight models from :mod:`tests.metaeval.core.measures.tiny_models`; 
 """
 from __future__ import annotations
 
-import contextlib
 import csv
 import io
 import json
@@ -15,9 +14,9 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from metaeval import cli
 from metaeval.models import MetaevalRun
 from tests.metaeval.core.test_pipeline_neural import SYSTEMS, write_corpus
+from tests.metaeval.management.commands.test_metaeval_run import run_cli, run_command
 
 DATASET = "neural"
 
@@ -35,17 +34,6 @@ def stored(db, corpus_file) -> str:
     return DATASET
 
 
-def run_command(*args: str) -> tuple[str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    call_command("metaeval_run", *args, stdout=out, stderr=err)
-    return out.getvalue(), err.getvalue()
-
-
-def run_cli(*args: str) -> str:
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        assert cli.main(["score", *args]) == 0
-    return out.getvalue()
 
 
 def test_bertscore_run_stores_the_model(stored, tiny_encoder64):
