@@ -85,3 +85,8 @@ class MetaevalRun(models.Model):
 
     def __str__(self) -> str:
         return f"run {self.pk} on {self.dataset.name} ({self.status})"
+
+    @property
+    def is_live(self) -> bool:
+        """Queued or running: not finished (done, failed or cancelled) yet."""
+        return self.status in (self.Status.QUEUED, self.Status.RUNNING)

@@ -160,7 +160,7 @@ def run_progress(run: MetaevalRun) -> dict[str, object]:
     return {
         "id": run.pk,
         "status": run.status,
-        "finished": run.status not in (MetaevalRun.Status.QUEUED, MetaevalRun.Status.RUNNING),
+        "finished": not run.is_live,
         "cancel_requested": run.cancel_requested,
         "attempts": run.attempts,
         "step": str(progress.get("step") or ""),

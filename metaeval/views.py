@@ -158,7 +158,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "state": selectors.run_progress(run),
             "rows": _display_rows(run.scores),
             "parameters": json.dumps(run.parameters, indent=2, sort_keys=True),
-            "live": run.status in (MetaevalRun.Status.QUEUED, MetaevalRun.Status.RUNNING),
+            "live": run.is_live,
         },
     )
 
