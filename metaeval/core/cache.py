@@ -1,9 +1,19 @@
-"""On-disk distance cache shared by runs, so ablations and stability studies never recompute a distance.
+"""Distance cache shared by runs, so ablations and stability studies never recompute a distance.
 
-One SQLite file (``distances.sqlite3``) in ``METAEVAL_CACHE_DIR`` (default: the per-user cache directory,
-e.g. ``~/.cache/metaeval``). A value is keyed by a 16-byte BLAKE2b digest of the measure's ``cache_key``
-(name, version, mode, options) and the two texts' own digests, so any change to a text or an option misses.
-NaN is stored as NULL.
+Two backends with one interface (:func:`open_cache` picks):
+
+* **SQLite** (:class:`DistanceCache`, the single-machine default): one file ``distances.sqlite3`` in
+  ``METAEVAL_CACHE_DIR`` (default: the per-user cache directory, e.g. ``~/.cache/metaeval``); several processes
+  of one machine share it (SQLite locking, WAL).
+* **PostgreSQL** (:class:`PostgresDistanceCache`): ``METAEVAL_CACHE_URL=postgresql://...``, two tables
+  (``metaeval_cache_distance``, ``metaeval_cache_vector``), so workers on different machines share every
+  distance and vector; writes are ``ON CONFLICT DO NOTHING`` (two workers computing the same pair store the same
+  number, the first one stays).
+
+A distance is keyed by 24 bytes: 8 bytes of the BLAKE2b digest of the measure's ``cache_key`` (name, version,
+mode, options), then the 16-byte BLAKE2b digest of the two texts' own digests (:func:`pair_digests`, computed once
+per run for every measure), so any change to a text or an option misses, and a measure with nothing stored is
+recognised by one range query. NaN is stored as NULL, -0.0 as 0.0.
 
 Neural measures also keep one vector per *text* (InfoLM's vocabulary distribution, BERTScore's token
 embeddings) in the table ``text_vector`` of the same file, keyed by the digest of the measure's text-level key
@@ -13,16 +23,18 @@ forward pass. A float32 InfoLM distribution over BERT's 30,522 wordpieces takes 
 from __future__ import annotations
 
 import hashlib
-import math
 import os
 import sqlite3
 from collections.abc import Sequence
+from operator import itemgetter
 from pathlib import Path
 
 import numpy as np
 
 CACHE_ENV = "METAEVAL_CACHE_DIR"
+CACHE_URL_ENV = "METAEVAL_CACHE_URL"
 _CHUNK = 20000
+_PREFIX_BYTES = 8
 
 
 def default_cache_dir() -> Path:
@@ -39,8 +51,37 @@ def text_digest(text: str) -> bytes:
     return hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
 
 
+def pair_digests(pairs: Sequence[tuple[str, str]]) -> list[bytes]:
+    """Per pair ``(a, b)``: the 16-byte BLAKE2b digest of ``text_digest(a) + text_digest(b)`` (each text hashed
+    once). With :meth:`DistanceCache.measure_prefix` it makes the pair's key."""
+    digests: dict[str, bytes] = {}
+    out = []
+    blake2b = hashlib.blake2b
+    for a, b in pairs:
+        da = digests.get(a)
+        if da is None:
+            da = digests[a] = text_digest(a)
+        db = digests.get(b)
+        if db is None:
+            db = digests[b] = text_digest(b)
+        out.append(blake2b(da + db, digest_size=16).digest())
+    return out
+
+
+def open_cache(location: str | Path | None = None) -> DistanceCache:
+    """The cache at ``location``: a ``postgresql://`` (or ``postgres://``) URL opens :class:`PostgresDistanceCache`,
+    anything else is a folder for :class:`DistanceCache` (SQLite). ``None``: ``$METAEVAL_CACHE_URL`` when set, else
+    the folder :func:`default_cache_dir` names."""
+    if location is None:
+        location = os.environ.get(CACHE_URL_ENV) or None
+    if isinstance(location, str) and location.startswith(("postgresql://", "postgres://")):
+        return PostgresDistanceCache(location)
+    return DistanceCache(location)
+
+
 class DistanceCache:
-    """Persistent map (measure, text a, text b) -> distance. Safe to share between processes (SQLite locking)."""
+    """Persistent map (measure, text a, text b) -> distance in one SQLite file. Safe to share between the processes
+    of one machine (SQLite locking); :class:`PostgresDistanceCache` shares it between machines."""
 
     def __init__(self, directory: str | Path | None = None) -> None:
         self.directory = Path(directory) if directory is not None else default_cache_dir()
@@ -61,11 +102,38 @@ class DistanceCache:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def describe(self) -> str:
+        """Where the values live, in words (for logs and run records)."""
+        return f"sqlite:{self.path}"
+
     @staticmethod
-    def keys(measure_key: str, pairs: Sequence[tuple[bytes, bytes]]) -> list[bytes]:
-        """One key per pair of text digests."""
-        prefix = hashlib.blake2b(measure_key.encode("utf-8"), digest_size=16).digest()
-        return [hashlib.blake2b(prefix + a + b, digest_size=16).digest() for a, b in pairs]
+    def measure_prefix(measure_key: str) -> bytes:
+        """The first 8 bytes of every key of one measure (its ``cache_key``'s digest)."""
+        return hashlib.blake2b(measure_key.encode("utf-8"), digest_size=_PREFIX_BYTES).digest()
+
+    @classmethod
+    def keys(cls, measure_key: str, digests: Sequence[bytes]) -> list[bytes]:
+        """One key per pair: the measure's prefix and the pair's digest (:func:`pair_digests`)."""
+        prefix = cls.measure_prefix(measure_key)
+        return [prefix + digest for digest in digests]
+
+    @staticmethod
+    def _after(prefix: bytes) -> bytes | None:
+        """The smallest byte string above every key starting with ``prefix`` (None: no such string)."""
+        value = int.from_bytes(prefix, "big") + 1
+        return None if value >> (8 * len(prefix)) else value.to_bytes(len(prefix), "big")
+
+    def has_measure(self, measure_key: str) -> bool:
+        """Whether any distance of this measure is stored (one index range query)."""
+        prefix = self.measure_prefix(measure_key)
+        after = self._after(prefix)
+        if after is None:
+            found = self._db.execute("SELECT 1 FROM distance WHERE key >= ? LIMIT 1", (prefix,)).fetchone()
+        else:
+            found = self._db.execute(
+                "SELECT 1 FROM distance WHERE key >= ? AND key < ? LIMIT 1", (prefix, after)
+            ).fetchone()
+        return found is not None
 
     def get(self, keys: Sequence[bytes]) -> tuple[np.ndarray, np.ndarray]:
         """``(values, found)``: values (NaN where absent or NaN) and a boolean mask of keys present."""
@@ -83,12 +151,12 @@ class DistanceCache:
         return values, found
 
     def put(self, keys: Sequence[bytes], values: Sequence[float]) -> None:
-        rows = [(key, None if math.isnan(value) else float(value)) for key, value in zip(keys, values, strict=True)]
+        rows = _rows(keys, values)
         with self._db:
             self._db.executemany("INSERT OR REPLACE INTO distance (key, value) VALUES (?, ?)", rows)
 
     def count(self) -> int:
-        return self._db.execute("SELECT COUNT(*) FROM distance").fetchone()[0]
+        return int(self._db.execute("SELECT COUNT(*) FROM distance").fetchone()[0])
 
     # -- per-text vectors (neural measures) -------------------------------------------------------------------
 
@@ -111,3 +179,122 @@ class DistanceCache:
     def put_vectors(self, items: Sequence[tuple[bytes, bytes]]) -> None:
         with self._db:
             self._db.executemany("INSERT OR REPLACE INTO text_vector (key, value) VALUES (?, ?)", items)
+
+
+def _rows(keys: Sequence[bytes], values: Sequence[float]) -> list[tuple[bytes, float | None]]:
+    """``(key, value)`` rows sorted by key (inserted in index order), NaN as None, -0.0 as 0.0 (SQLite keeps no
+    sign of zero; PostgreSQL would, so both backends store the same)."""
+    array = np.asarray(values, dtype=np.float64) + 0.0
+    stored: list[float | None] = array.tolist()
+    for position in np.flatnonzero(np.isnan(array)).tolist():
+        stored[position] = None
+    rows = list(zip(keys, stored, strict=True))
+    rows.sort(key=itemgetter(0))
+    return rows
+
+
+class PostgresDistanceCache(DistanceCache):
+    """The same map in a PostgreSQL database (``url``, e.g. ``postgresql://user@host:5432/db``), shared by workers
+    on any number of machines. Tables ``metaeval_cache_distance`` and ``metaeval_cache_vector`` are created when
+    missing. Values travel in binary, so a float comes back bit for bit."""
+
+    def __init__(self, url: str) -> None:  # noqa: D107 - the class says it
+        import psycopg
+
+        self.url = url
+        self.directory = Path()
+        self.path = Path()
+        try:
+            self._pg = psycopg.connect(url, autocommit=True)
+        except psycopg.OperationalError as exc:
+            raise RuntimeError(f"cannot open the distance cache at {_safe(url)} ({CACHE_URL_ENV}): {exc}") from exc
+        with self._pg.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_lock(724610)")  # two workers creating the tables at once
+            try:
+                cursor.execute("CREATE TABLE IF NOT EXISTS metaeval_cache_distance "
+                               "(key bytea PRIMARY KEY, value double precision)")
+                cursor.execute("CREATE TABLE IF NOT EXISTS metaeval_cache_vector "
+                               "(key bytea PRIMARY KEY, value bytea NOT NULL)")
+            finally:
+                cursor.execute("SELECT pg_advisory_unlock(724610)")
+
+    def close(self) -> None:
+        self._pg.close()
+
+    def describe(self) -> str:
+        return f"postgresql:{_safe(self.url)}"
+
+    def has_measure(self, measure_key: str) -> bool:
+        prefix = self.measure_prefix(measure_key)
+        after = self._after(prefix)
+        with self._pg.cursor(binary=True) as cursor:
+            if after is None:
+                cursor.execute("SELECT 1 FROM metaeval_cache_distance WHERE key >= %b LIMIT 1", (prefix,))
+            else:
+                cursor.execute("SELECT 1 FROM metaeval_cache_distance WHERE key >= %b AND key < %b LIMIT 1",
+                               (prefix, after))
+            return cursor.fetchone() is not None
+
+    def get(self, keys: Sequence[bytes]) -> tuple[np.ndarray, np.ndarray]:
+        index = {key: position for position, key in enumerate(keys)}
+        values = np.full(len(keys), np.nan)
+        found = np.zeros(len(keys), dtype=bool)
+        with self._pg.cursor(binary=True) as cursor:
+            for start in range(0, len(keys), _CHUNK):
+                chunk = [bytes(key) for key in keys[start : start + _CHUNK]]
+                cursor.execute("SELECT key, value FROM metaeval_cache_distance WHERE key = ANY(%b)", (chunk,))
+                for key, value in cursor:
+                    position = index[bytes(key)]
+                    found[position] = True
+                    if value is not None:
+                        values[position] = value
+        return values, found
+
+    def put(self, keys: Sequence[bytes], values: Sequence[float]) -> None:
+        rows = _rows(keys, values)
+        with self._pg.cursor(binary=True) as cursor:
+            for start in range(0, len(rows), _CHUNK):
+                chunk = rows[start : start + _CHUNK]
+                cursor.execute(
+                    "INSERT INTO metaeval_cache_distance (key, value) SELECT * FROM unnest(%b::bytea[], %b::float8[]) "
+                    "ON CONFLICT (key) DO NOTHING",
+                    ([key for key, _ in chunk], [value for _, value in chunk]),
+                )
+
+    def count(self) -> int:
+        with self._pg.cursor() as cursor:
+            cursor.execute("SELECT COUNT(*) FROM metaeval_cache_distance")
+            row = cursor.fetchone()
+        return int(row[0]) if row else 0
+
+    def get_vectors(self, keys: Sequence[bytes]) -> dict[bytes, bytes]:
+        found: dict[bytes, bytes] = {}
+        with self._pg.cursor(binary=True) as cursor:
+            for start in range(0, len(keys), 500):
+                chunk = [bytes(key) for key in keys[start : start + 500]]
+                cursor.execute("SELECT key, value FROM metaeval_cache_vector WHERE key = ANY(%b)", (chunk,))
+                for key, value in cursor:
+                    found[bytes(key)] = bytes(value)
+        return found
+
+    def put_vectors(self, items: Sequence[tuple[bytes, bytes]]) -> None:
+        with self._pg.cursor(binary=True) as cursor:
+            for start in range(0, len(items), 500):
+                chunk = items[start : start + 500]
+                cursor.execute(
+                    "INSERT INTO metaeval_cache_vector (key, value) SELECT * FROM unnest(%b::bytea[], %b::bytea[]) "
+                    "ON CONFLICT (key) DO NOTHING",
+                    ([key for key, _ in chunk], [value for _, value in chunk]),
+                )
+
+
+def _safe(url: str) -> str:
+    """``url`` without its password."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if parts.password:
+        host = parts.hostname or ""
+        netloc = f"{parts.username}:***@{host}" + (f":{parts.port}" if parts.port else "")
+        return urlunsplit(parts._replace(netloc=netloc))
+    return url

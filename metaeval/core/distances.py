@@ -7,23 +7,28 @@ split across worker processes), and :func:`corpus_doc_pairs` assembles :class:`~
 """
 from __future__ import annotations
 
+import contextlib
+import gc
 import itertools
 import multiprocessing
 import os
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from metaeval.core.cache import DistanceCache, text_digest
+from metaeval.core.cache import DistanceCache, pair_digests
 from metaeval.core.corpus import REFERENCE, Corpus, Document, Missing
 from metaeval.core.measures.base import Measure
-from metaeval.core.perseval import DocPairs
+from metaeval.core.perseval import DocPairs, Params, SystemScore, score_system
 
 TextPair = tuple[str, str]
 #: below this many pairs, worker processes cost more than they save
 PARALLEL_THRESHOLD = 4000
+#: below this many reader entries (summed over the systems), scoring systems in worker processes costs more than
+#: it saves
+SCORING_PARALLEL_THRESHOLD = 20000
 
 
 @dataclass
@@ -126,6 +131,18 @@ def _work_slice(bounds: tuple[int, int]) -> np.ndarray:
     return measure.distances(pairs[bounds[0] : bounds[1]])
 
 
+@contextlib.contextmanager
+def gc_frozen() -> Iterator[None]:
+    """Objects alive on entry are left out of the cyclic garbage collector until exit (``gc.freeze``): a PENS-size
+    run holds millions of strings, tuples and dicts that never form cycles, and every full collection would walk
+    them all (scoring a system took twice as long). Forked workers freeze what they inherit the same way."""
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
 def default_workers() -> int:
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
 
@@ -151,7 +168,7 @@ def evaluate(measure: Measure, pairs: Sequence[TextPair], *, workers: int | None
     global _FORK_WORK
     _FORK_WORK = (measure, ordered)
     try:
-        with multiprocessing.get_context("fork").Pool(workers) as pool:
+        with multiprocessing.get_context("fork").Pool(workers, initializer=gc.freeze) as pool:
             parts = pool.map(_work_slice, list(zip(bounds[:-1], bounds[1:], strict=True)), chunksize=1)
     finally:
         _FORK_WORK = None
@@ -166,8 +183,10 @@ def compute(
     *,
     cache: DistanceCache | None = None,
     workers: int | None = None,
+    digests: Sequence[bytes] | None = None,
 ) -> tuple[dict[TextPair, float], ComputeStats]:
-    """Distances for unique ``pairs``: cached values first, the rest computed and stored."""
+    """Distances for unique ``pairs``: cached values first, the rest computed and stored. ``digests`` are the
+    pairs' :func:`~metaeval.core.cache.pair_digests` when the caller has them (one run, several measures)."""
     started = time.perf_counter()
     parallel = getattr(measure, "parallel", True)
     used_workers = (workers or default_workers()) if parallel else 1
@@ -179,15 +198,11 @@ def compute(
     todo = np.ones(len(pairs), dtype=bool)
     keys: list[bytes] = []
     if cache is not None and pairs:
-        digests: dict[str, bytes] = {}
-        for a, b in pairs:
-            for text in (a, b):
-                if text not in digests:
-                    digests[text] = text_digest(text)
-        keys = cache.keys(measure.cache_key, [(digests[a], digests[b]) for a, b in pairs])
-        values, found = cache.get(keys)
-        todo = ~found
-        stats.cached = int(found.sum())
+        keys = cache.keys(measure.cache_key, digests if digests is not None else pair_digests(pairs))
+        if cache.has_measure(measure.cache_key):  # nothing of this measure stored: no look-up at all
+            values, found = cache.get(keys)
+            todo = ~found
+            stats.cached = int(found.sum())
     missing_index = np.flatnonzero(todo)
     if len(missing_index):
         todo_pairs = [pairs[int(index)] for index in missing_index]
@@ -223,3 +238,45 @@ def corpus_doc_pairs(plan: Plan, system: str, distance: dict[TextPair, float]) -
 
 def unique(pairs: Iterable[TextPair]) -> list[TextPair]:
     return list(dict.fromkeys(pairs))
+
+
+_FORK_SCORING: tuple[Plan, dict[TextPair, float], Params, dict[str, list[DocPairs]]] | None = None
+
+
+def _score_one(system: str) -> SystemScore:
+    assert _FORK_SCORING is not None
+    plan, distance, params, built = _FORK_SCORING
+    docs = built.get(system)
+    return score_system(docs if docs is not None else corpus_doc_pairs(plan, system, distance), params)
+
+
+def score_systems(
+    plan: Plan,
+    distance: dict[TextPair, float],
+    params: Params,
+    *,
+    workers: int | None = None,
+    collect: Callable[[str, list[DocPairs]], None] | None = None,
+) -> dict[str, SystemScore]:
+    """:func:`~metaeval.core.perseval.score_system` of every system of ``plan`` (in plan order), the systems split
+    across ``workers`` forked processes on a large corpus. Each system is scored by the same code either way, so the
+    numbers do not depend on ``workers``. ``collect(system, docs)``, when given, receives each system's
+    :class:`DocPairs` (built here, before the processes fork)."""
+    global _FORK_SCORING
+    workers = default_workers() if workers is None else max(1, workers)
+    systems = list(plan.systems)
+    built: dict[str, list[DocPairs]] = {}
+    if collect is not None:
+        for system in systems:
+            built[system] = corpus_doc_pairs(plan, system, distance)
+            collect(system, built[system])
+    entries = sum(len(doc.readers) for documents in plan.systems.values() for doc in documents)
+    _FORK_SCORING = (plan, distance, params, built)
+    try:
+        if (workers == 1 or len(systems) < 2 or entries < SCORING_PARALLEL_THRESHOLD
+                or "fork" not in multiprocessing.get_all_start_methods()):
+            return {system: _score_one(system) for system in systems}
+        with multiprocessing.get_context("fork").Pool(min(workers, len(systems)), initializer=gc.freeze) as pool:
+            return dict(zip(systems, pool.map(_score_one, systems, chunksize=1), strict=True))
+    finally:
+        _FORK_SCORING = None

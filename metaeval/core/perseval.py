@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from typing import NamedTuple
 
 from metaeval.core.options import Option
 
@@ -85,9 +86,9 @@ class DocPairs:
     accuracy: Mapping[str, float]
 
 
-@dataclass(frozen=True)
-class Row:
-    """One ordered pair (j, k) of a document that has both a system and a reader distance."""
+class Row(NamedTuple):
+    """One ordered pair (j, k) of a document that has both a system and a reader distance (a named tuple: a
+    PENS-scale system has half a million of them)."""
 
     doc_id: str
     j: str
@@ -95,6 +96,11 @@ class Row:
     x: float
     y: float
     p: float
+
+
+def astuple_shallow(instance: object) -> tuple[object, ...]:
+    """A dataclass instance's field values in field order (``dataclasses.astuple`` without its deep copy)."""
+    return tuple(getattr(instance, item.name) for item in fields(instance))  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
@@ -107,6 +113,11 @@ class ReaderDetail:
     edp: float
     perseval: float
 
+    def __reduce__(self) -> tuple[type, tuple[object, ...]]:
+        """Pickled as the constructor's arguments: a scored system comes back from a worker process ten times
+        faster than through the default dataclass pickling."""
+        return type(self), astuple_shallow(self)
+
 
 @dataclass(frozen=True)
 class DocumentDetail:
@@ -118,6 +129,11 @@ class DocumentDetail:
     d_min: float
     d_mean: float
     perseval: float
+
+    def __reduce__(self) -> tuple[type, tuple[object, ...]]:
+        """Pickled as the constructor's arguments: a scored system comes back from a worker process ten times
+        faster than through the default dataclass pickling."""
+        return type(self), astuple_shallow(self)
 
 
 @dataclass
@@ -173,25 +189,35 @@ def weighted_softmax(pairs: Mapping[Pair, float], doc: Mapping[str, float]) -> d
     """
     exps: dict[Pair, float] = {}
     totals: dict[str, float] = {}
+    exp = math.exp
     for pair, sigma in pairs.items():
         origin = pair[0]
-        if origin not in doc:
+        base = doc.get(origin)
+        if base is None:
             continue
-        base = doc[origin]
         weight = 0.0 if base == 0.0 else sigma / base
-        value = _exp(weight)
+        try:
+            value = exp(weight)
+        except OverflowError:
+            value = math.inf
         exps[pair] = value
         totals[origin] = totals.get(origin, 0.0) + value
-    return {pair: _divide(value, totals[pair[0]]) * pairs[pair] for pair, value in exps.items()}
+    out: dict[Pair, float] = {}
+    for pair, value in exps.items():
+        total = totals[pair[0]]
+        out[pair] = (value / total if total != 0.0 else _divide(value, total)) * pairs[pair]
+    return out
 
 
 def proportion(y: float, x: float) -> float:
     """p = (min(Y, X) + eps) / (max(Y, X) + eps) with Python's min/max, Y first (sec. 4.4); 0 if the
     denominator is 0."""
-    denominator = max(y, x) + PAIR_EPSILON
+    # max(y, x) and min(y, x) spelled out (faster, the same results, NaN included): each is y unless x is
+    # strictly greater (smaller)
+    denominator = (x if x > y else y) + PAIR_EPSILON
     if denominator == 0.0:
         return 0.0
-    return (min(y, x) + PAIR_EPSILON) / denominator
+    return ((x if x < y else y) + PAIR_EPSILON) / denominator
 
 
 def document_rows(doc: DocPairs, *, simplified: bool = False) -> list[Row]:
@@ -203,25 +229,59 @@ def document_rows(doc: DocPairs, *, simplified: bool = False) -> list[Row]:
         xs = weighted_softmax(doc.user_pairs, doc.user_doc)
         ys = weighted_softmax(doc.system_pairs, doc.system_doc)
     rows = []
+    doc_id = doc.doc_id
     for pair, y in ys.items():
         x = xs.get(pair)
         if x is None:
             continue
-        rows.append(Row(doc.doc_id, pair[0], pair[1], x, y, proportion(y, x)))
+        rows.append(Row(doc_id, pair[0], pair[1], x, y, proportion(y, x)))
     return rows
 
 
-def _group(rows: Sequence[Row]) -> dict[str, dict[str, list[float]]]:
-    """doc -> j -> proportions, in first-seen order."""
-    groups: dict[str, dict[str, list[float]]] = {}
-    for row in rows:
-        groups.setdefault(row.doc_id, {}).setdefault(row.j, []).append(row.p)
-    return groups
+@dataclass
+class _Grouped:
+    """The rows of a system gathered in one pass, in first-seen order: ``proportions[doc][j]`` lists p over j's rows,
+    ``row_readers[doc]`` the j of each of the document's rows (for the row-weighted document value), and
+    ``either`` every (doc, j) and (doc, k) of the rows (for the EGISES-side accuracy)."""
+
+    proportions: dict[str, dict[str, list[float]]]
+    row_readers: dict[str, list[str]]
+    either: dict[tuple[str, str], None]
+
+    @classmethod
+    def of(cls, rows: Iterable[Row]) -> _Grouped:
+        proportions: dict[str, dict[str, list[float]]] = {}
+        row_readers: dict[str, list[str]] = {}
+        either: dict[tuple[str, str], None] = {}
+        for doc_id, j, k, _x, _y, p in rows:
+            readers = proportions.get(doc_id)
+            if readers is None:
+                readers = proportions[doc_id] = {}
+                row_readers[doc_id] = []
+            values = readers.get(j)
+            if values is None:
+                readers[j] = [p]
+            else:
+                values.append(p)
+            row_readers[doc_id].append(j)
+            either[(doc_id, j)] = None
+            either[(doc_id, k)] = None
+        return cls(proportions, row_readers, either)
+
+    def reader_degress(self) -> dict[str, dict[str, float]]:
+        """doc -> j -> DEGRESS_j, the NaN-skipping mean of j's proportions (sec. 4.5)."""
+        return {doc_id: {j: nanmean(values) for j, values in readers.items()}
+                for doc_id, readers in self.proportions.items()}
+
+    def document_degress(self, degress: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
+        """doc -> NaN-skipping mean over the document's rows of DEGRESS_{j(row)} (row-weighted, sec. 5)."""
+        return {doc_id: nanmean([degress[doc_id][j] for j in readers]) for doc_id, readers in self.row_readers.items()}
 
 
 def reader_degress(rows: Sequence[Row]) -> dict[tuple[str, str], float]:
     """DEGRESS_j per (doc, j): NaN-skipping mean of p over that reader's rows (sec. 4.5)."""
-    return {(doc_id, j): nanmean(values) for doc_id, readers in _group(rows).items() for j, values in readers.items()}
+    return {(doc_id, j): value for doc_id, readers in _Grouped.of(rows).reader_degress().items()
+            for j, value in readers.items()}
 
 
 def egises_from_rows(rows: Sequence[Row]) -> tuple[float, dict[str, float]]:
@@ -230,11 +290,8 @@ def egises_from_rows(rows: Sequence[Row]) -> tuple[float, dict[str, float]]:
     Document value = NaN-skipping mean over the document's rows of DEGRESS_{j(row)} (row-weighted);
     system DEGRESS = NaN-skipping mean of the document values; EGISES = 1 - DEGRESS.
     """
-    per_reader = reader_degress(rows)
-    documents: dict[str, list[float]] = {}
-    for row in rows:
-        documents.setdefault(row.doc_id, []).append(per_reader[(row.doc_id, row.j)])
-    values = {doc_id: nanmean(items) for doc_id, items in documents.items()}
+    grouped = _Grouped.of(rows)
+    values = grouped.document_degress(grouped.reader_degress())
     return nanmean(values.values()), values
 
 
@@ -260,30 +317,44 @@ def perseval_from_rows(
     EDP_j = 1 - S_{alpha,beta}(ADP + ACP_j) + eps, PerSEval_j = DEGRESS_j * EDP_j;
     document = NaN-skipping mean over readers, system = NaN-skipping mean over documents.
     """
+    grouped = _Grouped.of(rows)
+    return _perseval(grouped, grouped.reader_degress(), accuracy, params)
+
+
+def _perseval(
+    grouped: _Grouped,
+    degress: Mapping[str, Mapping[str, float]],
+    accuracy: Mapping[tuple[str, str], float],
+    params: Params,
+) -> tuple[float, float, list[DocumentDetail], list[ReaderDetail]]:
+    """:func:`perseval_from_rows` on rows already grouped, with their readers' DEGRESS."""
     eps = PENALTY_EPSILON
+    # S_{a,b}(x) = 1 / (1 + 10^a exp(-10^b x)) as shifted_sigmoid computes it, the powers taken once
+    ten_gamma, ten_delta = 10.0**params.gamma, 10.0**params.delta
+    ten_alpha, ten_beta = 10.0**params.alpha, 10.0**params.beta
     documents: list[DocumentDetail] = []
     readers: list[ReaderDetail] = []
     pooled: list[float] = []
-    row_counts: dict[str, int] = {}
-    for row in rows:
-        row_counts[row.doc_id] = row_counts.get(row.doc_id, 0) + 1
-    for doc_id, groups in _group(rows).items():
+    for doc_id, groups in grouped.proportions.items():
         acc = {j: accuracy_distance(accuracy.get((doc_id, j))) for j in groups}
         d_min = min(acc.values())
         d_mean = sum(acc.values()) / len(acc)
-        adp = shifted_sigmoid((d_min - 0.0) / (1.0 - d_min + eps), params.gamma, params.delta)
+        adp = 1.0 / (1.0 + ten_gamma * _exp(-ten_delta * ((d_min - 0.0) / (1.0 - d_min + eps))))
+        spread = (d_mean - d_min) + eps
+        doc_degress = degress[doc_id]
         values = []
-        for j, proportions in groups.items():
-            degress_j = nanmean(proportions)
-            acp = shifted_sigmoid((acc[j] - d_min) / ((d_mean - d_min) + eps), params.gamma, params.delta)
-            edp = 1.0 - shifted_sigmoid(adp + acp, params.alpha, params.beta) + eps
+        for j in groups:
+            degress_j = doc_degress[j]
+            a_j = acc[j]
+            acp = 1.0 / (1.0 + ten_gamma * _exp(-ten_delta * ((a_j - d_min) / spread)))
+            edp = 1.0 - 1.0 / (1.0 + ten_alpha * _exp(-ten_beta * (adp + acp))) + eps
             value = degress_j * edp
             values.append(value)
-            pooled.append(acc[j])
-            readers.append(ReaderDetail(doc_id, j, degress_j, acc[j], acp, edp, value))
-        documents.append(
-            DocumentDetail(doc_id, len(groups), row_counts[doc_id], NAN, adp, d_min, d_mean, nanmean(values))
-        )
+            pooled.append(a_j)
+            readers.append(ReaderDetail(doc_id, j, degress_j, a_j, acp, edp, value))
+        documents.append(DocumentDetail(
+            doc_id, len(groups), len(grouped.row_readers[doc_id]), NAN, adp, d_min, d_mean, nanmean(values)
+        ))
     system = nanmean(detail.perseval for detail in documents)
     return system, (sum(pooled) / len(pooled) if pooled else NAN), documents, readers
 
@@ -299,32 +370,47 @@ def p_acc(accuracy_distance_mean: float, egises: float, *, alpha: float = 0.5, b
     return score_acc - alpha * (1.0 / (1.0 + _exp(-beta * egises)))
 
 
-def score_system(docs: Iterable[DocPairs], params: Params = Params()) -> SystemScore:
-    """Score one system from its documents' distances (all rows; sec. 4-6)."""
+def system_rows(
+    docs: Iterable[DocPairs], *, simplified: bool = False
+) -> tuple[list[Row], dict[tuple[str, str], float]]:
+    """All rows of one system (:func:`document_rows` of each document) and the accuracies ``(doc, j) -> a_j``;
+    documents without rows contribute neither rows nor accuracies."""
     rows: list[Row] = []
     accuracy: dict[tuple[str, str], float] = {}
     for doc in docs:
-        doc_rows = document_rows(doc, simplified=params.simplified)
+        doc_rows = document_rows(doc, simplified=simplified)
         if not doc_rows:
             continue
         rows.extend(doc_rows)
+        doc_id = doc.doc_id
         for j, value in doc.accuracy.items():
-            accuracy[(doc.doc_id, j)] = value
+            accuracy[(doc_id, j)] = value
+    return rows, accuracy
+
+
+def score_system(docs: Iterable[DocPairs], params: Params = Params()) -> SystemScore:
+    """Score one system from its documents' distances (all rows; sec. 4-6)."""
+    rows, accuracy = system_rows(docs, simplified=params.simplified)
     return score_rows(rows, accuracy, params)
 
 
 def score_rows(
     rows: Sequence[Row], accuracy: Mapping[tuple[str, str], float], params: Params = Params()
 ) -> SystemScore:
-    """System values from a set of rows (all rows, or a sample of them as in sec. 8)."""
-    degress, doc_values = egises_from_rows(rows)
-    perseval, pooled_accuracy, documents, readers = perseval_from_rows(rows, accuracy, params)
+    """System values from a set of rows (all rows, or a sample of them as in sec. 8).
+
+    DEGRESS as :func:`egises_from_rows`, PerSEval as :func:`perseval_from_rows`, from one grouping of the rows;
+    ``egises_accuracy`` = mean a_j over every reader that is j or k of a row, in the order they first occur."""
+    grouped = _Grouped.of(rows)
+    degress_by_reader = grouped.reader_degress()
+    doc_values = grouped.document_degress(degress_by_reader)
+    degress = nanmean(doc_values.values())
+    perseval, pooled_accuracy, documents, readers = _perseval(grouped, degress_by_reader, accuracy, params)
     documents = [
         DocumentDetail(d.doc_id, d.readers, d.rows, doc_values[d.doc_id], d.adp, d.d_min, d.d_mean, d.perseval)
         for d in documents
     ]
-    either = {(row.doc_id, row.j) for row in rows} | {(row.doc_id, row.k) for row in rows}
-    egises_acc = [accuracy_distance(accuracy.get(key)) for key in _ordered(rows, either)]
+    egises_acc = [accuracy_distance(accuracy.get(key)) for key in grouped.either]
     egises = 1.0 - degress
     return SystemScore(
         egises=egises,
@@ -339,13 +425,3 @@ def score_rows(
         per_document=documents,
         per_reader=readers,
     )
-
-
-def _ordered(rows: Sequence[Row], keys: set[tuple[str, str]]) -> list[tuple[str, str]]:
-    """``keys`` in the order they first occur in the rows (j before k), for a deterministic pooled mean."""
-    seen: dict[tuple[str, str], None] = {}
-    for row in rows:
-        for key in ((row.doc_id, row.j), (row.doc_id, row.k)):
-            if key in keys:
-                seen.setdefault(key, None)
-    return list(seen)

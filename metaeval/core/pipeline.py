@@ -12,9 +12,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from metaeval.core.cache import DistanceCache
+from metaeval.core.cache import DistanceCache, pair_digests
 from metaeval.core.corpus import Corpus, Missing, RatingTable
-from metaeval.core.distances import ComputeStats, compute, corpus_doc_pairs, plan_corpus, unique
+from metaeval.core.distances import ComputeStats, compute, gc_frozen, plan_corpus, score_systems, unique
 from metaeval.core.human import HumanCounts, human_doc_pairs, plan_human
 from metaeval.core.measures.base import Measure, MeasureUnavailable
 from metaeval.core.measures.registry import get_measure
@@ -220,6 +220,7 @@ def run_scores(
     if options.measures:
         plan = plan_corpus(corpus, options.systems, missing=options.missing, transform=transform)
         text_pairs = plan.text_pairs()
+        digests = pair_digests(text_pairs) if cache is not None else None
         timings["plan"] = time.perf_counter() - started
         say(ProgressEvent("info", "plan", f"{len(plan.systems)} systems, {len(text_pairs)} unique text pairs",
                           {"systems": len(plan.systems), "text_pairs": len(text_pairs)}))
@@ -228,14 +229,16 @@ def run_scores(
         if measure is None:
             continue
         say(ProgressEvent("started", name, f"{measure.label}: distances"))
-        distance, stat = compute(measure, text_pairs, cache=cache, workers=options.workers)
+        with gc_frozen():
+            distance, stat = compute(measure, text_pairs, cache=cache, workers=options.workers, digests=digests)
         stats.append(stat)
         scoring = time.perf_counter()
-        for system in plan.systems:
-            docs = corpus_doc_pairs(plan, system, distance)
-            if collect is not None:
-                collect(name, system, docs)
-            rows.append(ScoreRow(system, name, score_system(docs, options.params)))
+        with gc_frozen():
+            scored = score_systems(
+                plan, distance, options.params, workers=options.workers,
+                collect=None if collect is None else lambda system, docs, label=name: collect(label, system, docs),
+            )
+        rows.extend(ScoreRow(system, name, score) for system, score in scored.items())
         timings[f"score:{name}"] = time.perf_counter() - scoring
         timings[f"distances:{name}"] = stat.seconds
         say(ProgressEvent(

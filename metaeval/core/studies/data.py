@@ -2,12 +2,12 @@
 (:class:`StudyData`, :func:`prepare_study`, :func:`score`; no Django)."""
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from metaeval.core.cache import DistanceCache
 from metaeval.core.corpus import Corpus, RatingTable
-from metaeval.core.perseval import DocPairs, Params, Row, SystemScore, document_rows, score_rows
+from metaeval.core.perseval import DocPairs, Params, Row, SystemScore, score_rows, system_rows
 from metaeval.core.pipeline import HJ_PREFIX, Progress, RunOptions, RunResult, run_scores
 
 Scores = Mapping[str, Mapping[str, SystemScore]]
@@ -55,25 +55,8 @@ class StudyData:
         """
         key = (label, system, simplified)
         if key not in self._rows:
-            self._rows[key] = _system_rows(self.docs[label][system], simplified=simplified)
+            self._rows[key] = system_rows(self.docs[label][system], simplified=simplified)
         return self._rows[key]
-
-
-def _system_rows(docs: Iterable[DocPairs], *, simplified: bool) -> tuple[list[Row], dict[tuple[str, str], float]]:
-    """What :func:`~metaeval.core.perseval.score_system` passes to ``score_rows``: all rows and the accuracies.
-
-    Documents without rows contribute neither rows nor accuracies.
-    """
-    rows: list[Row] = []
-    accuracy: dict[tuple[str, str], float] = {}
-    for doc in docs:
-        doc_rows = document_rows(doc, simplified=simplified)
-        if not doc_rows:
-            continue
-        rows.extend(doc_rows)
-        for j, value in doc.accuracy.items():
-            accuracy[(doc.doc_id, j)] = value
-    return rows, accuracy
 
 
 def prepare_study(

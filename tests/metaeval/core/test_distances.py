@@ -114,3 +114,28 @@ def test_parallel_evaluation_equals_serial(monkeypatch):
     serial = evaluate(LengthGap(), pairs, workers=1)
     parallel = evaluate(LengthGap(), pairs, workers=2)
     np.testing.assert_array_equal(serial, parallel)
+
+
+def test_systems_scored_in_worker_processes_equal_the_serial_scores(monkeypatch):
+    """score_systems forks per system on a large corpus: the same SystemScore, detail included, as one process."""
+    import metaeval.core.distances as distances
+    from metaeval.core.perseval import Params, score_system
+
+    monkeypatch.setattr(distances, "SCORING_PARALLEL_THRESHOLD", 1)
+    rng = np.random.default_rng(11)
+    docs = []
+    for index in range(12):
+        readers = [f"r{n}" for n in range(int(rng.integers(2, 5)))]
+        summaries = {r: {"user": "u" * int(rng.integers(1, 9)), "S": "s" * int(rng.integers(0, 9)),
+                         "T": "t" * int(rng.integers(1, 9))} for r in readers}
+        docs.append(Document(f"d{index}", "Head", "b" * int(rng.integers(5, 40)), summaries))
+    plan = plan_corpus(Corpus(tuple(docs), ("S", "T")))
+    distance, _ = compute(LengthGap(), plan.text_pairs(), workers=1)
+    params = Params(beta=1.7)
+    seen: dict[str, int] = {}
+    parallel = distances.score_systems(plan, distance, params, workers=2,
+                                       collect=lambda system, d: seen.__setitem__(system, len(d)))
+    assert list(parallel) == ["S", "T"] and seen == {"S": 12, "T": 12}
+    for system in ("S", "T"):
+        serial = score_system(corpus_doc_pairs(plan, system, distance), params)
+        assert repr(parallel[system]) == repr(serial)  # every float bit for bit, NaN included

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from metaeval.core import distances as engine
-from metaeval.core.cache import DistanceCache, text_digest
+from metaeval.core.cache import DistanceCache, pair_digests
 from metaeval.core.corpus import Corpus, Document
 from metaeval.core.distances import corpus_doc_pairs, evaluate, plan_corpus
 from metaeval.core.loaders import load_corpus
@@ -184,7 +184,7 @@ def test_cache_serves_pairs_and_text_vectors(corpus, tiny_mlm, tiny_encoder64, t
 
         # the stored distances are the measure's own
         infolm = InfoLM(model=str(tiny_mlm), **INFOLM_OPTIONS)
-        keys = cache.keys(infolm.cache_key, [(text_digest(a), text_digest(b)) for a, b in pairs])
+        keys = cache.keys(infolm.cache_key, pair_digests(pairs))
         stored, found = cache.get(keys)
         assert found.all()
         np.testing.assert_allclose(stored, infolm.distances(pairs), rtol=1e-9, atol=1e-12)
