@@ -279,6 +279,11 @@ CELERY_TIMEZONE = "UTC"
 #: METAEVAL_RUN_ATTEMPTS times in all) or failed with a message, never left running
 METAEVAL_RUN_LEASE_SECONDS = float(os.environ.get("METAEVAL_RUN_LEASE_SECONDS", "60"))
 METAEVAL_RUN_ATTEMPTS = int(os.environ.get("METAEVAL_RUN_ATTEMPTS", "3"))
+#: a run's missing distances of one measure are split into shards of this many text pairs for several workers
+#: (metaeval.sharding) once there are at least two shards; 0 turns sharding off
+METAEVAL_SHARD_PAIRS = int(os.environ.get("METAEVAL_SHARD_PAIRS", "50000"))
+#: helper tasks a sharded run sends per measure (each computes shards until none is left)
+METAEVAL_SHARD_HELPERS = int(os.environ.get("METAEVAL_SHARD_HELPERS", "8"))
 CELERY_BEAT_SCHEDULE = {
     "reclaim-stale-runs": {"task": "metaeval.reclaim_stale_runs", "schedule": max(METAEVAL_RUN_LEASE_SECONDS / 2, 1)},
 }

@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
-from metaeval.core.cache import DistanceCache
+from metaeval.core.cache import open_cache
 from metaeval.core.corpus import DataError
 from metaeval.core.fileio import ImporterError
 from metaeval.core.measures.base import MeasureUnavailable
@@ -136,7 +136,7 @@ def _execute(args: argparse.Namespace, options: RunOptions, runner: Callable[...
     progress = _progress(args)
     if args.no_cache:
         return runner(corpus, options, ratings=ratings, progress=progress)
-    with DistanceCache(args.cache_dir) as cache:
+    with open_cache(args.cache_dir) as cache:
         return runner(corpus, options, ratings=ratings, cache=cache, progress=progress)
 
 
@@ -386,7 +386,8 @@ def add_scoring_arguments(
     parser.add_argument("--preprocess", choices=["none", "authors"], default="none")
     add_option_arguments(parser, PARAMETERS, defaults={"beta": beta_default})
     parser.add_argument("--workers", type=int, default=None, help="worker processes (default: CPU count)")
-    parser.add_argument("--cache-dir", help="distance cache folder (default $METAEVAL_CACHE_DIR or the user cache)")
+    parser.add_argument("--cache-dir", help="distance cache: a folder (SQLite) or a postgresql:// URL shared by "
+                        "several machines (default $METAEVAL_CACHE_URL, else $METAEVAL_CACHE_DIR or the user cache)")
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the distance cache")
     neural = parser.add_argument_group("neural measures (bertscore, infolm)")
     neural.add_argument(

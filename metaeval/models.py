@@ -90,3 +90,38 @@ class MetaevalRun(models.Model):
     def is_live(self) -> bool:
         """Queued or running: not finished (done, failed or cancelled) yet."""
         return self.status in (self.Status.QUEUED, self.Status.RUNNING)
+
+
+class RunShard(models.Model):
+    """One share of a run's distance work: pairs ``start:stop`` of one measure's unique text pairs, in the run's
+    plan order (``metaeval.sharding``). Any worker may claim a pending shard (a conditional UPDATE), computes it
+    into the shared distance cache under a lease, and marks it done; a shard whose lease ran out goes back to
+    pending. ``checksum`` (BLAKE2b of the shard's pair digests) lets a worker verify that it rebuilt the same pairs."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+
+    run = models.ForeignKey(MetaevalRun, on_delete=models.CASCADE, related_name="shards")
+    measure = models.CharField(max_length=40)
+    index = models.PositiveIntegerField()
+    start = models.PositiveIntegerField()
+    stop = models.PositiveIntegerField()
+    checksum = models.CharField(max_length=32)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    worker = models.CharField(max_length=200, blank=True)
+    cache = models.CharField(max_length=300, blank=True, help_text="The cache the worker wrote to, in words.")
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    computed = models.PositiveIntegerField(default=0, help_text="Pairs computed (the rest were cached already).")
+    seconds = models.FloatField(default=0.0)
+
+    class Meta:
+        ordering = ["run", "measure", "index"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "measure", "index"], name="run_shard_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"run {self.run_id} {self.measure} shard {self.index} ({self.status})"

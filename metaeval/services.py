@@ -26,9 +26,9 @@ from django.utils import timezone
 
 from metaeval import selectors
 from metaeval.core import studies
-from metaeval.core.cache import DistanceCache
+from metaeval.core.cache import DistanceCache, open_cache
 from metaeval.core.measures.registry import MEASURES
-from metaeval.core.pipeline import Progress, ProgressEvent, RunOptions, RunResult, run_scores
+from metaeval.core.pipeline import Distribute, Progress, ProgressEvent, RunOptions, RunResult, run_scores
 from metaeval.core.records import run_document
 from metaeval.core.report import build_report
 from metaeval.core.report import check_settings as check_report_settings
@@ -59,27 +59,55 @@ def _lease() -> timedelta:
     return timedelta(seconds=float(getattr(settings, "METAEVAL_RUN_LEASE_SECONDS", 60)))
 
 
-class RunLease:
-    """A worker's hold on a running run: while the ``with`` block lasts, a daemon thread renews the run's
-    ``lease_expires_at`` (to now + the lease) every third of the lease, as long as the row is still running under
-    this ``worker``; it notes a cancel request and a lost lease, which :meth:`check` turns into
-    :class:`RunCancelled` / :class:`RunLeaseLost` at the pipeline's next progress event."""
+class Heartbeat:
+    """While the ``with`` block lasts, a daemon thread calls :meth:`renew` every third of the lease (the lease
+    itself is what subclasses renew); it stops early when :attr:`lost` is set. A heartbeat that cannot write lets
+    the lease run out, which is the safe outcome."""
 
-    def __init__(self, run: MetaevalRun, worker: str) -> None:
-        self.run_id = run.pk
-        self.worker = worker
-        self.cancelled = threading.Event()
+    def __init__(self, name: str) -> None:
         self.lost = threading.Event()
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._beat, name=f"lease-run-{run.pk}", daemon=True)
+        self._thread = threading.Thread(target=self._beat, name=name, daemon=True)
 
-    def __enter__(self) -> RunLease:
+    def __enter__(self) -> Heartbeat:
         self._thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join(timeout=10)
+
+    def renew(self) -> None:  # pragma: no cover - every subclass defines it
+        raise NotImplementedError
+
+    def _beat(self) -> None:
+        interval = _lease().total_seconds() / 3
+        try:
+            while not self._stop.wait(interval):
+                self.renew()
+                if self.lost.is_set():
+                    break
+        except Exception:
+            log.warning("%s: heartbeat failed", self._thread.name, exc_info=True)
+        finally:
+            connection.close()
+
+
+class RunLease(Heartbeat):
+    """A worker's hold on a running run: while the ``with`` block lasts, a daemon thread renews the run's
+    ``lease_expires_at`` (to now + the lease) every third of the lease, as long as the row is still running under
+    this ``worker``; it notes a cancel request and a lost lease, which :meth:`check` turns into
+    :class:`RunCancelled` / :class:`RunLeaseLost` at the pipeline's next progress event."""
+
+    def __init__(self, run: MetaevalRun, worker: str) -> None:
+        super().__init__(f"lease-run-{run.pk}")
+        self.run_id = run.pk
+        self.worker = worker
+        self.cancelled = threading.Event()
+
+    def __enter__(self) -> RunLease:
+        super().__enter__()
+        return self
 
     def renew(self) -> None:
         """One heartbeat (also what the thread does)."""
@@ -94,18 +122,6 @@ class RunLease:
             raise RunLeaseLost(f"metaeval run {self.run_id}: the lease of {self.worker} ran out; another worker has it")
         if self.cancelled.is_set():
             raise RunCancelled(f"metaeval run {self.run_id} was cancelled")
-
-    def _beat(self) -> None:
-        interval = _lease().total_seconds() / 3
-        try:
-            while not self._stop.wait(interval):
-                self.renew()
-                if self.lost.is_set():
-                    break
-        except Exception:  # a heartbeat that cannot write lets the lease run out, which is the safe outcome
-            log.warning("run %s: heartbeat failed", self.run_id, exc_info=True)
-        finally:
-            connection.close()
 
 
 class ProgressRecorder:
@@ -176,6 +192,7 @@ def _execute(
     cache: DistanceCache | None,
     progress: Progress | None,
     lease: RunLease | None = None,
+    distribute: Distribute | None = None,
 ) -> RunResult:
     """Score the run's dataset (HJ from its study minus ``run.excluded_raters``) and finish the row: ``done`` with
     the run document, or ``failed`` with the error (the exception is then re-raised with a note naming the run).
@@ -197,7 +214,8 @@ def _execute(
         run.data_hash = selectors.data_hash(corpus=corpus, ratings=ratings)
         recorder.data_loaded()
         if full_report:
-            data = studies.prepare_study(corpus, options, ratings=ratings, cache=cache, progress=recorder)
+            data = studies.prepare_study(corpus, options, ratings=ratings, cache=cache, progress=recorder,
+                                         distribute=distribute)
             assert data.result is not None
             result = data.result
             recorder(ProgressEvent("info", "report", "report: studies and statistics"))
@@ -206,7 +224,7 @@ def _execute(
                 excluded_raters=run.excluded_raters or (), progress=recorder, **_report_settings(run.parameters),
             )
         else:
-            result = run_scores(corpus, options, ratings=ratings, cache=cache, progress=recorder)
+            result = run_scores(corpus, options, ratings=ratings, cache=cache, progress=recorder, distribute=distribute)
         if lease is not None:
             lease.check()
     except RunLeaseLost:
@@ -420,8 +438,11 @@ def run_process(
     try:
         with RunLease(run, worker) as lease:
             if use_cache:
-                with DistanceCache(cache_dir) as cache:
-                    _execute(run, options, cache=cache, progress=progress, lease=lease)
+                with open_cache(cache_dir) as cache:
+                    from metaeval.sharding import RunDistributor
+
+                    distribute = RunDistributor(run, cache=cache, worker=worker, lease=lease)
+                    _execute(run, options, cache=cache, progress=progress, lease=lease, distribute=distribute)
             else:
                 _execute(run, options, cache=None, progress=progress, lease=lease)
     except RunLeaseLost:

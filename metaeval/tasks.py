@@ -1,6 +1,7 @@
-"""Celery tasks: a queued run executed by a worker (:func:`execute_run`), and the reclaiming of runs whose worker
-vanished (:func:`reclaim_stale_runs`, on Celery beat's schedule and when a worker starts). The work itself is in
-:mod:`metaeval.services`."""
+"""Celery tasks: a queued run executed by a worker (:func:`execute_run`), the helpers of a sharded run
+(:func:`compute_shards`), and the reclaiming of runs whose worker vanished (:func:`reclaim_stale_runs`, on Celery
+beat's schedule and when a worker starts). The work itself is in :mod:`metaeval.services` and
+:mod:`metaeval.sharding`."""
 from __future__ import annotations
 
 import logging
@@ -32,6 +33,17 @@ def execute_run(self: Any, run_id: int) -> str:
     except services.RunLeaseLost as exc:
         log.warning("%s", exc)
         return "lease lost"
+
+
+@shared_task(name="metaeval.compute_shards", bind=True, acks_late=True, reject_on_worker_lost=True)
+def compute_shards(self: Any, run_id: int, measure: str) -> str:
+    """A helper of a sharded run (:func:`metaeval.sharding.shards_process`): computes pending shards of the run's
+    ``measure`` into the shared distance cache until none is left. A helper that dies loses nothing: its shard's
+    lease runs out and another worker (the run's own, at the latest) computes it."""
+    from metaeval.sharding import shards_process
+
+    worker = f"{self.request.hostname or 'eager'}:{os.getpid()}"
+    return shards_process(run_id, measure, worker=worker)
 
 
 @shared_task(name="metaeval.reclaim_stale_runs")

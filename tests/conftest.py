@@ -1,5 +1,10 @@
-"""Shared fixtures: a small synthetic dataset and an open study built through the services."""
+"""Shared fixtures: a small synthetic dataset and an open study built through the services; a PostgreSQL
+distance cache in a schema of its own."""
 from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
 
 import pytest
 
@@ -16,6 +21,25 @@ def _fresh_cache():
 
     cache.clear()
     yield
+
+
+#: the server a PostgreSQL distance cache test uses (the machine's own; .ci/run starts it)
+PG_CACHE_URL = os.environ.get("METAEVAL_TEST_CACHE_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
+
+
+@pytest.fixture
+def pg_cache_url() -> Iterator[str]:
+    """A ``METAEVAL_CACHE_URL`` whose connections work in a fresh schema (libpq ``options=-c search_path=...``),
+    dropped afterwards."""
+    import psycopg
+
+    schema = f"cache_test_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(PG_CACHE_URL, autocommit=True) as admin:
+        admin.execute(f'CREATE SCHEMA "{schema}"')
+        try:
+            yield f"{PG_CACHE_URL}?options=-csearch_path%3D{schema}"
+        finally:
+            admin.execute(f'DROP SCHEMA "{schema}" CASCADE')
 
 
 def build_dataset(*, name: str = "tiny", docs: int = 3, readers: int = 3, systems=SYSTEM_NAMES) -> Dataset:

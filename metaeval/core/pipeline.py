@@ -5,6 +5,7 @@ a researcher sees in the platform are the numbers the command line prints.
 """
 from __future__ import annotations
 
+import functools
 import importlib.metadata
 import platform
 import time
@@ -14,7 +15,7 @@ from typing import Any, Literal
 
 from metaeval.core.cache import DistanceCache, pair_digests
 from metaeval.core.corpus import Corpus, Missing, RatingTable
-from metaeval.core.distances import ComputeStats, compute, gc_frozen, plan_corpus, score_systems, unique
+from metaeval.core.distances import ComputeStats, Plan, compute, gc_frozen, plan_corpus, score_systems, unique
 from metaeval.core.human import HumanCounts, human_doc_pairs, plan_human
 from metaeval.core.measures.base import Measure, MeasureUnavailable
 from metaeval.core.measures.registry import get_measure
@@ -174,6 +175,30 @@ def _transform(name: str) -> Callable[[str], str] | None:
     return lambda text: preprocess(text, name)
 
 
+def plan_run(corpus: Corpus, options: RunOptions) -> Plan:
+    """The distance path's plan of a run (:func:`~metaeval.core.distances.plan_corpus` with the run's systems,
+    missing-summary rule and preprocessing); ``plan_run(...).text_pairs()`` is the same list, in the same order,
+    in every process that builds it from the same data."""
+    return plan_corpus(corpus, options.systems, missing=options.missing, transform=_transform(options.preprocess))
+
+
+def prepare_measure(name: str, options: RunOptions, pairs: Sequence[tuple[str, str]]) -> Measure:
+    """Measure ``name`` as ``options`` configure it, loaded (``prepare``) and, for a measure with idf weights, fitted
+    on the texts of ``pairs`` (the run's texts). Every process that computes a share of a run's distances
+    prepares the measure this way from the same pairs, so all of them compute the same numbers. Raises
+    :class:`MeasureUnavailable` when it cannot run here."""
+    measure = get_measure(name, compat=options.compat, options=options.measure_options.get(name))
+    measure.prepare()
+    if getattr(measure, "idf", False) and hasattr(measure, "fit_idf"):
+        measure.fit_idf({text for pair in pairs for text in pair})  # idf over the run's texts
+    return measure
+
+
+#: ``distribute(name, measure, pairs, digests)``: have the distances of ``pairs`` computed into the run's cache
+#: (e.g. by several workers) before the run reads them; returns figures for the measure's ``ComputeStats.extra``
+Distribute = Callable[[str, Measure, Sequence[tuple[str, str]], Sequence[bytes]], Mapping[str, float] | None]
+
+
 def run_scores(
     corpus: Corpus,
     options: RunOptions,
@@ -182,8 +207,13 @@ def run_scores(
     cache: DistanceCache | None = None,
     progress: Progress | None = None,
     collect: Callable[[str, str, list[DocPairs]], None] | None = None,
+    distribute: Distribute | None = None,
 ) -> RunResult:
     """Score every system with every measure, then the HJ variants for every auxiliary measure.
+
+    ``distribute``, with a ``cache``, is called for each measure before its distances are read: a sharded run's
+    workers fill the cache, and the run then reads every distance from it (the same floats a single process
+    computes; the cache returns them bit for bit).
 
     ``collect(label, system, docs)``, when given, receives the :class:`DocPairs` each system is scored from
     (``label`` is the measure name, or ``hj:<aux>``), so that studies can rescore without recomputing any
@@ -202,23 +232,20 @@ def run_scores(
         """The measure, loaded and fitted; None (recorded) if it cannot run and the run may skip it."""
         if name in unavailable:
             return None
-        measure = get_measure(name, compat=options.compat, options=options.measure_options.get(name))
         try:
-            measure.prepare()
-            if getattr(measure, "idf", False) and hasattr(measure, "fit_idf"):
-                measure.fit_idf({text for pair in pairs for text in pair})  # idf over the run's texts
-            if hasattr(measure, "describe"):
-                models[name] = measure.describe()
+            measure = prepare_measure(name, options, pairs)
         except MeasureUnavailable as exc:
             if not options.skip_unavailable:
                 raise
             unavailable[name] = str(exc)
             say(ProgressEvent("finished", name, f"{name}: unavailable: {exc}", {"unavailable": 1}))
             return None
+        if hasattr(measure, "describe"):
+            models[name] = measure.describe()
         return measure
 
     if options.measures:
-        plan = plan_corpus(corpus, options.systems, missing=options.missing, transform=transform)
+        plan = plan_run(corpus, options)
         text_pairs = plan.text_pairs()
         digests = pair_digests(text_pairs) if cache is not None else None
         timings["plan"] = time.perf_counter() - started
@@ -229,20 +256,24 @@ def run_scores(
         if measure is None:
             continue
         say(ProgressEvent("started", name, f"{measure.label}: distances"))
+        shared = None
+        if distribute is not None and cache is not None and digests is not None:
+            shared = distribute(name, measure, text_pairs, digests)
         with gc_frozen():
             distance, stat = compute(measure, text_pairs, cache=cache, workers=options.workers, digests=digests)
+        stat.extra.update(shared or {})
         stats.append(stat)
         scoring = time.perf_counter()
         with gc_frozen():
-            scored = score_systems(
-                plan, distance, options.params, workers=options.workers,
-                collect=None if collect is None else lambda system, docs, label=name: collect(label, system, docs),
-            )
+            scored = score_systems(plan, distance, options.params, workers=options.workers,
+                                   collect=None if collect is None else functools.partial(collect, name))
         rows.extend(ScoreRow(system, name, score) for system, score in scored.items())
         timings[f"score:{name}"] = time.perf_counter() - scoring
         timings[f"distances:{name}"] = stat.seconds
+        spread = f" ({shared['shards']:.0f} shards on {shared['shard_workers']:.0f} workers)" if shared else ""
         say(ProgressEvent(
-            "finished", name, f"{measure.label}: {stat.computed} computed, {stat.cached} cached, {stat.seconds:.2f} s",
+            "finished", name,
+            f"{measure.label}: {stat.computed} computed, {stat.cached} cached{spread}, {stat.seconds:.2f} s",
             {"computed": stat.computed, "cached": stat.cached, "seconds": stat.seconds},
         ))
     hj_counts: dict[str, dict[str, HumanCounts]] = {}

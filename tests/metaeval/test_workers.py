@@ -1,6 +1,7 @@
 """Real Celery workers (separate processes, the Redis broker at 127.0.0.1:6379, the test database): a worker killed
 mid-run (kill -9) leaves a run that another worker completes within the lease; SIGTERM lets the running run finish
-before the worker exits; the concurrency cap holds. Each test has its own queue and cache folder."""
+before the worker exits; the concurrency cap holds; two workers (two "machines": separate cache folders, one
+PostgreSQL cache) share a sharded run and score it as one process does. Each test has its own queue and cache."""
 from __future__ import annotations
 
 import os
@@ -15,10 +16,11 @@ import pytest
 from celery import Celery
 from django.conf import settings as django_settings
 from django.db import connection
+from django.db.models import Count
 
 from metaeval import services
 from metaeval.core.pipeline import RunOptions
-from metaeval.models import MetaevalRun
+from metaeval.models import MetaevalRun, RunShard
 from tests.conftest import build_dataset
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -51,19 +53,29 @@ class Workers:
         }
         self.env.pop("DJANGO_SETTINGS_MODULE", None)
 
-    def start(self, name: str, *, slow: float = 0.0, concurrency: int = 1, beat: bool = False) -> subprocess.Popen:
+    def start(
+        self, name: str, *, slow: float = 0.0, concurrency: int = 1, beat: bool = False, env: dict | None = None
+    ) -> subprocess.Popen:
         args = [sys.executable, "-m", "tests.metaeval.worker_harness", "-n", f"{name}@%h",
                 "--concurrency", str(concurrency), "-Q", self.queue]
         if beat:
             args += ["-B", "-s", str(self.tmp / f"beat-{name}")]
         log = open(self.tmp / f"{name}.log", "wb")
-        process = subprocess.Popen(args, env={**self.env, "HARNESS_SLOW_SECONDS": str(slow)},
+        process = subprocess.Popen(args, env={**self.env, "HARNESS_SLOW_SECONDS": str(slow), **(env or {})},
                                    cwd=django_settings.BASE_DIR, stdout=log, stderr=log, start_new_session=True)
         self.processes.append(process)
         return process
 
     def send(self, run: MetaevalRun) -> None:
         self.client.send_task("metaeval.execute_run", args=[run.pk], queue=self.queue)
+
+    def wait_ready(self, name: str, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if b" ready." in (self.tmp / f"{name}.log").read_bytes():
+                return
+            time.sleep(0.2)
+        pytest.fail(f"worker {name} never became ready:\n{self.log(name)}")
 
     def log(self, name: str) -> str:
         return (self.tmp / f"{name}.log").read_text(errors="replace")[-3000:]
@@ -142,3 +154,24 @@ def test_a_worker_runs_no_more_runs_at_once_than_its_concurrency(workers):
         _wait(run, lambda r: r.status == "done", 120, "finished", workers, names=("a",))
     spans = sorted((run.started_at, run.finished_at) for run in runs)
     assert all(earlier[1] <= later[0] for earlier, later in zip(spans, spans[1:], strict=False)), spans
+
+
+def test_two_workers_share_a_sharded_run_and_score_it_exactly_as_one_process(workers, pg_cache_url, tmp_path):
+    dataset = build_dataset(name="shared", docs=4, readers=4, systems=["SysnameA", "SysnameB", "SysnameC"])
+    options = RunOptions(measures=["rouge_l", "bleu4"], workers=1)
+    run = services.run_enqueue(dataset=dataset, options=options)
+    shared = {"METAEVAL_SHARD_PAIRS": "7", "METAEVAL_CACHE_URL": pg_cache_url, "HARNESS_SLOW_SHARD_SECONDS": "0.3"}
+    for name in ("a", "b"):  # two machines: each its own cache folder (unused), one PostgreSQL cache
+        workers.start(name, env={**shared, "METAEVAL_CACHE_DIR": str(tmp_path / f"cache-{name}")})
+    for name in ("a", "b"):
+        workers.wait_ready(name)
+    workers.send(run)
+    done = _wait(run, lambda r: r.status in ("done", "failed"), 180, "finished", workers)
+    assert done.status == "done", done.error
+    shards = RunShard.objects.filter(run=done)
+    by_worker = {worker.split("@")[0]: count for worker, count in
+                 shards.values_list("worker").annotate(count=Count("pk")).values_list("worker", "count")}
+    assert set(by_worker) == {"a", "b"} and shards.exclude(status="done").count() == 0, by_worker
+    assert set(shards.values_list("cache", flat=True)) == {f"postgresql:{pg_cache_url}"}
+    single = services.run_execute(dataset=dataset, options=options)  # one process, no shards, no cache
+    assert done.scores == single.scores

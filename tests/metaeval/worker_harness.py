@@ -1,7 +1,8 @@
 """A Celery worker for test_workers.py, started as ``python -m tests.metaeval.worker_harness [celery worker args]``.
 
 ``HARNESS_SLOW_SECONDS`` makes each run wait that long while loading its data (the heartbeat keeps running), so a
-test can kill or stop the worker in the middle of a run. Everything else is the project's own worker.
+test can kill or stop the worker in the middle of a run; ``HARNESS_SLOW_SHARD_SECONDS`` makes each shard of a
+sharded run take that long more, so that two workers both get some. Everything else is the project's own worker.
 """
 from __future__ import annotations
 
@@ -25,6 +26,18 @@ if SLOW:
         return _load(**kwargs)
 
     selectors.corpus_from_dataset = _slow_load  # type: ignore[assignment]
+
+SLOW_SHARD = float(os.environ.get("HARNESS_SLOW_SHARD_SECONDS", "0"))
+if SLOW_SHARD:
+    from metaeval import sharding
+
+    _compute = sharding.shard_compute
+
+    def _slow_compute(*args, **kwargs):  # type: ignore[no-untyped-def]
+        time.sleep(SLOW_SHARD)
+        return _compute(*args, **kwargs)
+
+    sharding.shard_compute = _slow_compute  # type: ignore[assignment]
 
 from config.celery import app  # noqa: E402
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from metaeval.core.cache import DistanceCache
 from metaeval.core.corpus import Corpus, RatingTable
 from metaeval.core.perseval import DocPairs, Params, Row, SystemScore, score_rows, system_rows
-from metaeval.core.pipeline import HJ_PREFIX, Progress, RunOptions, RunResult, run_scores
+from metaeval.core.pipeline import HJ_PREFIX, Distribute, Progress, RunOptions, RunResult, run_scores
 
 Scores = Mapping[str, Mapping[str, SystemScore]]
 """measure label -> system -> :class:`SystemScore`, as :func:`score` returns it."""
@@ -66,6 +66,7 @@ def prepare_study(
     ratings: RatingTable | None = None,
     cache: DistanceCache | None = None,
     progress: Progress | None = None,
+    distribute: Distribute | None = None,
 ) -> StudyData:
     """Compute the run's distances once and keep the :class:`DocPairs` behind every score.
 
@@ -79,7 +80,8 @@ def prepare_study(
     def collect(label: str, system: str, pairs: list[DocPairs]) -> None:
         docs.setdefault(label, {})[system] = pairs
 
-    result = run_scores(corpus, options, ratings=ratings, cache=cache, progress=progress, collect=collect)
+    result = run_scores(corpus, options, ratings=ratings, cache=cache, progress=progress, collect=collect,
+                        distribute=distribute)
     measures = [name for name in dict.fromkeys(options.measures) if name not in result.unavailable]
     hj: list[str] = []
     if ratings is not None:

@@ -16,7 +16,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from metaeval import services
 from metaeval.cli import UsageError, add_scoring_arguments, options_from_args
-from metaeval.core.cache import DistanceCache
+from metaeval.core.cache import open_cache
 from metaeval.core.corpus import DataError
 from metaeval.core.fileio import ImporterError
 from metaeval.core.measures.base import MeasureUnavailable
@@ -53,7 +53,7 @@ class Command(BaseCommand):
             run_options.aux = list(DEFAULT_AUX)
         progress = (lambda event: self.stderr.write(str(event))) if options["verbosity"] > 1 else None
         try:
-            with nullcontext(None) if options["no_cache"] else DistanceCache(options["cache_dir"]) as opened:
+            with nullcontext(None) if options["no_cache"] else open_cache(options["cache_dir"]) as opened:
                 run, result = services.run_execute_with_result(
                     dataset=dataset, study=study, options=run_options, cache=opened, progress=progress
                 )

@@ -1,36 +1,18 @@
 """metaeval.core.cache: the SQLite and PostgreSQL backends store and return the same bits under the same keys.
 
-The PostgreSQL tests use ``METAEVAL_TEST_CACHE_URL`` (default: the local server, database ``postgres``), each in
-a schema of its own that is dropped afterwards.
+The PostgreSQL tests use the ``pg_cache_url`` fixture (tests/conftest.py): ``METAEVAL_TEST_CACHE_URL`` (default: the
+local server, database ``postgres``), each in a schema of its own that is dropped afterwards.
 """
 from __future__ import annotations
 
 import math
-import os
-import uuid
-from collections.abc import Iterator
 
 import numpy as np
 import pytest
 
 from metaeval.core.cache import DistanceCache, PostgresDistanceCache, open_cache, pair_digests, text_digest
 
-PG_URL = os.environ.get("METAEVAL_TEST_CACHE_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
 MEASURE = '{"name":"m"}'
-
-
-@pytest.fixture
-def pg_url() -> Iterator[str]:
-    """A URL whose connections work in a fresh schema (libpq ``options=-c search_path=...``)."""
-    import psycopg
-
-    schema = f"cache_test_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(PG_URL, autocommit=True) as admin:
-        admin.execute(f'CREATE SCHEMA "{schema}"')
-        try:
-            yield f"{PG_URL}?options=-csearch_path%3D{schema}"
-        finally:
-            admin.execute(f'DROP SCHEMA "{schema}" CASCADE')
 
 
 def values_bits(values: np.ndarray) -> list[str]:
@@ -83,17 +65,17 @@ def test_sqlite_backend_round_trips_every_bit(tmp_path):
         assert cache.describe().startswith("sqlite:")
 
 
-def test_postgres_backend_round_trips_every_bit(pg_url):
-    with open_cache(pg_url) as cache:
+def test_postgres_backend_round_trips_every_bit(pg_cache_url):
+    with open_cache(pg_cache_url) as cache:
         assert isinstance(cache, PostgresDistanceCache)
         round_trip(cache)
         assert not cache.has_measure('{"name":"other"}') and cache.has_measure(MEASURE)
 
 
-def test_postgres_cache_is_shared_between_connections(pg_url):
+def test_postgres_cache_is_shared_between_connections(pg_cache_url):
     """Two workers (two connections, as on two machines) see each other's distances."""
     keys = DistanceCache.keys(MEASURE, pair_digests([("x", "y")]))
-    with open_cache(pg_url) as first, open_cache(pg_url) as second:
+    with open_cache(pg_cache_url) as first, open_cache(pg_cache_url) as second:
         first.put(keys, [0.125])
         values, found = second.get(keys)
         assert found.all() and values[0] == 0.125
