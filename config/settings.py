@@ -88,6 +88,23 @@ AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_IPWARE_PROXY_COUNT = int(os.environ.get("TRUSTED_PROXY_COUNT", "0")) or None
 AXES_IPWARE_META_PRECEDENCE_ORDER = ["HTTP_X_FORWARDED_FOR", "REMOTE_ADDR"]
 
+# The cache holds the API's rate-limit counters (DRF throttles): CACHE_URL=redis://127.0.0.1:6379/1 shares them
+# between gunicorn's worker processes and between machines; without it each process counts alone (local memory),
+# so N web workers allow N times the rate. (django-axes keeps failed logins in the database: shared either way.)
+CACHE_URL = os.environ.get("CACHE_URL", "")
+
+
+def _caches(url: str) -> dict[str, dict[str, object]]:
+    if not url:
+        return {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    if url.startswith(("redis://", "rediss://", "unix://")):
+        return {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": url,
+                            "KEY_PREFIX": "perseval"}}
+    raise ImproperlyConfigured(f"CACHE_URL must be a redis://, rediss:// or unix:// address, not {url!r}")
+
+
+CACHES = _caches(CACHE_URL)
+
 ROOT_URLCONF = "config.urls"
 
 TEMPLATES = [

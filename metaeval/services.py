@@ -10,7 +10,9 @@ queued or running run. ``manage.py metaeval_run`` scores at once with :func:`run
 from __future__ import annotations
 
 import logging
+import os
 import secrets
+import socket
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -293,17 +295,27 @@ def run_execute_with_result(
     cache: DistanceCache | None = None,
     progress: Progress | None = None,
 ) -> tuple[MetaevalRun, RunResult]:
-    """:func:`run_execute`, returning the stored run and the in-memory result."""
+    """:func:`run_execute`, returning the stored run and the in-memory result.
+
+    The row is held under a :class:`RunLease` as a worker's is (``worker`` names this host and process), so a
+    command killed mid-run leaves a run that :func:`runs_reclaim_stale` hands to a Celery worker, not one stuck
+    running."""
     _check_study(dataset, study)
     now = timezone.now()
+    worker = f"{socket.gethostname()}:{os.getpid()} (command line)"
     run = MetaevalRun.objects.create(
         dataset=dataset,
         study=study,
         created_by=user if isinstance(user, User) else None,
+        status=MetaevalRun.Status.RUNNING,
         parameters=options.as_dict(),
         started_at=now,
+        worker=worker,
+        attempts=1,
+        lease_expires_at=now + _lease(),
     )
-    return run, _execute(run, options, cache=cache, progress=progress)
+    with RunLease(run, worker) as lease:
+        return run, _execute(run, options, cache=cache, progress=progress, lease=lease)
 
 
 def run_enqueue(

@@ -83,3 +83,40 @@ def test_https_settings_come_from_the_environment(monkeypatch):
         monkeypatch.delenv("SECURE_SSL_REDIRECT")
         monkeypatch.delenv("HSTS_SECONDS")
         importlib.reload(config_settings)
+
+
+def test_cache_url_selects_a_shared_redis_cache_and_a_bad_one_is_refused():
+    from django.core.exceptions import ImproperlyConfigured
+
+    from config.settings import _caches
+
+    assert _caches("")["default"]["BACKEND"].endswith("LocMemCache")
+    shared = _caches("redis://127.0.0.1:6379/1")["default"]
+    assert shared["BACKEND"] == "django.core.cache.backends.redis.RedisCache"
+    assert shared["LOCATION"] == "redis://127.0.0.1:6379/1"
+    with pytest.raises(ImproperlyConfigured, match="CACHE_URL must be"):
+        _caches("memcached://x")
+
+
+def test_with_a_shared_cache_two_web_processes_count_one_rate_limit(researcher, settings):
+    """Two gunicorn workers are two processes with two cache connections: with CACHE_URL on Redis the per-address
+    token rate is counted once for both (here: two clients through two separate cache connections)."""
+    from django.core.cache import caches
+
+    from config.settings import _caches
+
+    settings.CACHES = _caches("redis://127.0.0.1:6379/14")
+    caches["default"].clear()
+    try:
+        codes = []
+        for attempt in range(12):
+            caches["default"].close()  # every request on a fresh connection, as another process would use
+            codes.append(APIClient(REMOTE_ADDR="10.7.7.7").post(
+                "/api/token/", {"username": f"nobody{attempt}", "password": "x"}, format="json").status_code)
+        assert codes[:10] == [400] * 10 and codes[10:] == [429, 429]
+        import redis
+
+        stored = redis.Redis.from_url("redis://127.0.0.1:6379/14").keys("*throttle*")
+        assert stored, "the counter lives in Redis, where every web process sees it"
+    finally:
+        caches["default"].clear()

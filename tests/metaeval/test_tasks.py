@@ -8,11 +8,13 @@ import logging
 import os
 import threading
 import time
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from django.db import connection, connections
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from metaeval import selectors, services
 from metaeval.core.perseval import Params
@@ -274,10 +276,6 @@ def test_the_task_skips_a_run_that_is_not_queued(dataset):
 # leases, reclaiming, cancelling ---------------------------------------------------------------------------------
 
 def _running(run: MetaevalRun, *, attempts: int, expired: bool = True, worker: str = "gone@host:1") -> MetaevalRun:
-    from datetime import timedelta
-
-    from django.utils import timezone
-
     lease = timezone.now() + timedelta(seconds=-5 if expired else 60)
     MetaevalRun.objects.filter(pk=run.pk).update(status="running", attempts=attempts, worker=worker,
                                                  lease_expires_at=lease, started_at=timezone.now())
@@ -353,6 +351,41 @@ def test_run_execute_still_records_progress(study):
     stored = MetaevalRun.objects.get(pk=run.pk)
     assert stored.status == "done" and stored.started_at is not None
     assert stored.progress["done"] == stored.progress["total"] == 4
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_command_line_run_holds_a_lease_so_a_killed_command_leaves_nothing_stuck(dataset, settings):
+    """run_execute (manage.py metaeval_run) renews a lease as a worker does: a command that dies stops renewing it,
+    and the reclaimer hands the run to Celery, which scores it."""
+    settings.METAEVAL_RUN_LEASE_SECONDS = 0.3
+    seen: list[tuple[str, str, bool]] = []
+
+    def watch(event) -> None:
+        row = MetaevalRun.objects.order_by("-pk").first()
+        live = row.lease_expires_at is not None and row.lease_expires_at > timezone.now()
+        seen.append((row.status, row.worker, live))
+        time.sleep(0.15)  # long enough for the heartbeat (every 0.1 s) to have renewed the lease meanwhile
+
+    run = services.run_execute(dataset=dataset, options=lexical(aux=[]), progress=watch)
+    assert run.status == "done" and run.lease_expires_at is None and run.attempts == 1
+    assert seen and all(status == "running" and "(command line)" in worker and live for status, worker, live in seen)
+    assert f":{os.getpid()} (command line)" in run.worker
+
+    class Killed(Exception):
+        pass
+
+    def die(event) -> None:
+        raise Killed  # the command's process ends here: nothing renews the lease any more
+
+    with pytest.raises(Killed):
+        services.run_execute(dataset=dataset, options=lexical(aux=[]), progress=die)
+    dead = MetaevalRun.objects.order_by("-pk").first()
+    # as kill -9 leaves it: running, its lease no longer renewed
+    stale = timezone.now() - timedelta(seconds=1)
+    MetaevalRun.objects.filter(pk=dead.pk).update(status="running", error="", lease_expires_at=stale)
+    assert services.runs_reclaim_stale()["retried"] == [dead.pk]
+    dead.refresh_from_db()
+    assert dead.status == "done" and dead.attempts == 2 and dead.scores == run.scores
 
 
 def test_exclusion_reads_only_the_studys_ratings(dataset):
