@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
+import threading
 from collections.abc import Sequence
 from operator import itemgetter
 from pathlib import Path
@@ -94,7 +95,10 @@ class DistanceCache:
         self._db.commit()
 
     def close(self) -> None:
-        self._db.close()
+        try:
+            self.flush()
+        finally:
+            self._db.close()
 
     def __enter__(self) -> DistanceCache:
         return self
@@ -149,6 +153,32 @@ class DistanceCache:
                 if value is not None:
                     values[position] = value
         return values, found
+
+    def put_later(self, keys: Sequence[bytes], values: Sequence[float]) -> None:
+        """:meth:`put` on a thread of its own (its own SQLite connection), so that a run scores while its distances
+        are written; :meth:`flush` (and :meth:`close`) waits for it and raises what it raised."""
+        self.flush()
+        rows = _rows(keys, values)
+
+        def write() -> None:
+            try:
+                with sqlite3.connect(self.path, timeout=60) as db:
+                    db.executemany("INSERT OR REPLACE INTO distance (key, value) VALUES (?, ?)", rows)
+                db.close()
+            except BaseException as exc:  # re-raised by flush()
+                self._failed = exc
+
+        self._writer = threading.Thread(target=write, name="distance-cache-writer", daemon=True)
+        self._writer.start()
+
+    def flush(self) -> None:
+        """Wait for a :meth:`put_later` still writing; raise its error, if any."""
+        writer, self._writer = getattr(self, "_writer", None), None
+        if writer is not None:
+            writer.join()
+        failed, self._failed = getattr(self, "_failed", None), None
+        if failed is not None:
+            raise failed
 
     def put(self, keys: Sequence[bytes], values: Sequence[float]) -> None:
         rows = _rows(keys, values)
@@ -217,6 +247,10 @@ class PostgresDistanceCache(DistanceCache):
                                "(key bytea PRIMARY KEY, value bytea NOT NULL)")
             finally:
                 cursor.execute("SELECT pg_advisory_unlock(724610)")
+
+    def put_later(self, keys: Sequence[bytes], values: Sequence[float]) -> None:
+        """Written at once (a shared cache is read by other workers as soon as a shard is marked done)."""
+        self.put(keys, values)
 
     def close(self) -> None:
         self._pg.close()

@@ -184,9 +184,12 @@ def compute(
     cache: DistanceCache | None = None,
     workers: int | None = None,
     digests: Sequence[bytes] | None = None,
+    store_later: bool = False,
 ) -> tuple[dict[TextPair, float], ComputeStats]:
     """Distances for unique ``pairs``: cached values first, the rest computed and stored. ``digests`` are the
-    pairs' :func:`~metaeval.core.cache.pair_digests` when the caller has them (one run, several measures)."""
+    pairs' :func:`~metaeval.core.cache.pair_digests` when the caller has them (one run, several measures);
+    ``store_later`` writes the new values on a thread (:meth:`~metaeval.core.cache.DistanceCache.put_later`)
+    while the caller goes on."""
     started = time.perf_counter()
     parallel = getattr(measure, "parallel", True)
     used_workers = (workers or default_workers()) if parallel else 1
@@ -213,7 +216,8 @@ def compute(
         stats.computed = len(todo_pairs)
         stats.extra.update({key: float(value) for key, value in getattr(measure, "stats", {}).items()})
         if cache is not None:
-            cache.put([keys[index] for index in missing_index], computed.tolist())
+            store = cache.put_later if store_later else cache.put
+            store([keys[index] for index in missing_index], computed.tolist())
     stats.seconds = time.perf_counter() - started
     return dict(zip(pairs, values.tolist(), strict=True)), stats
 

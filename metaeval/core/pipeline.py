@@ -260,7 +260,8 @@ def run_scores(
         if distribute is not None and cache is not None and digests is not None:
             shared = distribute(name, measure, text_pairs, digests)
         with gc_frozen():
-            distance, stat = compute(measure, text_pairs, cache=cache, workers=options.workers, digests=digests)
+            distance, stat = compute(measure, text_pairs, cache=cache, workers=options.workers, digests=digests,
+                                     store_later=True)
         stat.extra.update(shared or {})
         stats.append(stat)
         scoring = time.perf_counter()
@@ -276,6 +277,8 @@ def run_scores(
             f"{measure.label}: {stat.computed} computed, {stat.cached} cached{spread}, {stat.seconds:.2f} s",
             {"computed": stat.computed, "cached": stat.cached, "seconds": stat.seconds},
         ))
+    if cache is not None:
+        cache.flush()  # every distance of the distance path stored before the HJ path looks any up
     hj_counts: dict[str, dict[str, HumanCounts]] = {}
     if ratings is not None and options.aux:
         human = plan_human(corpus, ratings, compat=options.compat, systems=options.systems, transform=transform)
@@ -304,5 +307,7 @@ def run_scores(
                 "finished", label, f"hj with {measure.label}: {stat.computed} computed, {stat.cached} cached",
                 {"computed": stat.computed, "cached": stat.cached, "seconds": stat.seconds},
             ))
+    if cache is not None:
+        cache.flush()
     timings["total"] = time.perf_counter() - started
     return RunResult(rows, options, stats, timings, hj_counts, versions(), unavailable, models)

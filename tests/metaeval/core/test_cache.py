@@ -95,3 +95,30 @@ def test_an_unreachable_postgres_cache_says_where_without_the_password():
         open_cache("postgresql://worker:s3cret@127.0.0.1:1/nowhere?connect_timeout=2")
     message = str(caught.value)
     assert "METAEVAL_CACHE_URL" in message and "127.0.0.1:1/nowhere" in message and "s3cret" not in message
+
+
+def test_put_later_writes_on_a_thread_and_flush_waits_for_it(tmp_path, monkeypatch):
+    keys = DistanceCache.keys(MEASURE, pair_digests([(f"t{i}", "u") for i in range(5000)]))
+    with DistanceCache(tmp_path) as cache:
+        cache.put_later(keys, [i / 7 for i in range(5000)])
+        cache.flush()
+        values, found = cache.get(keys)
+        assert found.all() and values[6] == 6 / 7
+        import metaeval.core.cache as cache_module
+
+        def unwritable(*args, **kwargs):
+            raise OSError("disk full")
+
+        monkeypatch.setattr(cache_module.sqlite3, "connect", unwritable)  # the writer thread's own connection
+        cache.put_later(keys[:1], [0.0])
+        with pytest.raises(OSError, match="disk full"):  # reported by flush, not lost with the thread
+            cache.flush()
+        cache.flush()  # and only once
+
+
+def test_close_waits_for_a_pending_write(tmp_path):
+    keys = DistanceCache.keys(MEASURE, pair_digests([(f"t{i}", "u") for i in range(3000)]))
+    with DistanceCache(tmp_path) as cache:
+        cache.put_later(keys, [0.5] * 3000)
+    with DistanceCache(tmp_path) as reopened:
+        assert reopened.count() == 3000
