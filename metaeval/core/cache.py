@@ -88,6 +88,8 @@ class DistanceCache:
         self.directory = Path(directory) if directory is not None else default_cache_dir()
         self.directory.mkdir(parents=True, exist_ok=True)
         self.path = self.directory / "distances.sqlite3"
+        self._writer: threading.Thread | None = None
+        self._failed: BaseException | None = None
         self._db = sqlite3.connect(self.path, timeout=60)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("CREATE TABLE IF NOT EXISTS distance (key BLOB PRIMARY KEY, value REAL) WITHOUT ROWID")
@@ -173,10 +175,10 @@ class DistanceCache:
 
     def flush(self) -> None:
         """Wait for a :meth:`put_later` still writing; raise its error, if any."""
-        writer, self._writer = getattr(self, "_writer", None), None
+        writer, self._writer = self._writer, None
         if writer is not None:
             writer.join()
-        failed, self._failed = getattr(self, "_failed", None), None
+        failed, self._failed = self._failed, None
         if failed is not None:
             raise failed
 
@@ -234,6 +236,8 @@ class PostgresDistanceCache(DistanceCache):
         self.url = url
         self.directory = Path()
         self.path = Path()
+        self._writer = None
+        self._failed = None
         try:
             self._pg = psycopg.connect(url, autocommit=True)
         except psycopg.OperationalError as exc:
