@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
@@ -57,7 +57,7 @@ class RunLeaseLost(Exception):
     """This worker's lease on the run ran out and the run was given to another worker: stop, write nothing."""
 
 
-def _lease() -> timedelta:
+def lease_duration() -> timedelta:
     return timedelta(seconds=float(getattr(settings, "METAEVAL_RUN_LEASE_SECONDS", 60)))
 
 
@@ -71,7 +71,7 @@ class Heartbeat:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._beat, name=name, daemon=True)
 
-    def __enter__(self) -> Heartbeat:
+    def __enter__(self) -> Self:
         self._thread.start()
         return self
 
@@ -83,7 +83,7 @@ class Heartbeat:
         raise NotImplementedError
 
     def _beat(self) -> None:
-        interval = _lease().total_seconds() / 3
+        interval = lease_duration().total_seconds() / 3
         try:
             while not self._stop.wait(interval):
                 self.renew()
@@ -107,14 +107,10 @@ class RunLease(Heartbeat):
         self.worker = worker
         self.cancelled = threading.Event()
 
-    def __enter__(self) -> RunLease:
-        super().__enter__()
-        return self
-
     def renew(self) -> None:
         """One heartbeat (also what the thread does)."""
         row = MetaevalRun.objects.filter(pk=self.run_id, status=MetaevalRun.Status.RUNNING, worker=self.worker)
-        if not row.update(lease_expires_at=timezone.now() + _lease()):
+        if not row.update(lease_expires_at=timezone.now() + lease_duration()):
             self.lost.set()
         elif row.filter(cancel_requested=True).exists():
             self.cancelled.set()
@@ -312,7 +308,7 @@ def run_execute_with_result(
         started_at=now,
         worker=worker,
         attempts=1,
-        lease_expires_at=now + _lease(),
+        lease_expires_at=now + lease_duration(),
     )
     with RunLease(run, worker) as lease:
         return run, _execute(run, options, cache=cache, progress=progress, lease=lease)
@@ -413,7 +409,7 @@ def run_claim(run_id: int, *, worker: str = "") -> MetaevalRun:
     ``MetaevalRun.DoesNotExist``) otherwise."""
     now = timezone.now()
     taken = MetaevalRun.objects.filter(pk=run_id, status=MetaevalRun.Status.QUEUED).update(
-        status=MetaevalRun.Status.RUNNING, started_at=now, worker=worker, lease_expires_at=now + _lease(),
+        status=MetaevalRun.Status.RUNNING, started_at=now, worker=worker, lease_expires_at=now + lease_duration(),
         attempts=F("attempts") + 1,
     )
     run = MetaevalRun.objects.select_related("dataset", "study").get(pk=run_id)

@@ -35,7 +35,7 @@ from metaeval.core.distances import compute
 from metaeval.core.measures.base import Measure
 from metaeval.core.pipeline import RunOptions, plan_run, prepare_measure
 from metaeval.models import MetaevalRun, RunShard
-from metaeval.services import Heartbeat, RunLease, _lease
+from metaeval.services import Heartbeat, RunLease, lease_duration
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +68,7 @@ class ShardLease(Heartbeat):
 
     def renew(self) -> None:
         row = RunShard.objects.filter(pk=self.shard_id, status=RunShard.Status.RUNNING, worker=self.worker)
-        if not row.update(lease_expires_at=timezone.now() + _lease()):
+        if not row.update(lease_expires_at=timezone.now() + lease_duration()):
             self.lost.set()
 
 
@@ -79,7 +79,7 @@ def shard_claim(run_id: int, measure: str, *, worker: str, cache: str) -> RunSha
     for pk in pending.order_by("index").values_list("pk", flat=True)[:50]:
         taken = RunShard.objects.filter(pk=pk, status=RunShard.Status.PENDING).update(
             status=RunShard.Status.RUNNING, worker=worker, cache=cache[:300],
-            lease_expires_at=timezone.now() + _lease(), attempts=F("attempts") + 1,
+            lease_expires_at=timezone.now() + lease_duration(), attempts=F("attempts") + 1,
         )
         if taken:
             return RunShard.objects.get(pk=pk)

@@ -17,6 +17,11 @@ from metaeval.models import MetaevalRun
 log = logging.getLogger(__name__)
 
 
+def _worker_name(task: Any) -> str:
+    """``hostname:pid`` of the Celery worker process running ``task`` (``eager:pid`` when Celery runs it inline)."""
+    return f"{task.request.hostname or 'eager'}:{os.getpid()}"
+
+
 @shared_task(name="metaeval.execute_run", bind=True, acks_late=True, reject_on_worker_lost=True)
 def execute_run(self: Any, run_id: int) -> str:
     """Score queued run ``run_id`` (:func:`metaeval.services.run_process`) and return its final status.
@@ -24,7 +29,7 @@ def execute_run(self: Any, run_id: int) -> str:
     The message is acknowledged when the task ends (``acks_late``) and given back when the worker process dies
     (``reject_on_worker_lost``): another worker then takes the run. A run that is not queued any more (done,
     cancelled, or taken by another worker) is skipped."""
-    worker = f"{self.request.hostname or 'eager'}:{os.getpid()}"
+    worker = _worker_name(self)
     try:
         return services.run_process(run_id, worker=worker).status
     except (services.RunNotQueued, MetaevalRun.DoesNotExist) as exc:
@@ -42,7 +47,7 @@ def compute_shards(self: Any, run_id: int, measure: str) -> str:
     lease runs out and another worker (the run's own, at the latest) computes it."""
     from metaeval.sharding import shards_process
 
-    worker = f"{self.request.hostname or 'eager'}:{os.getpid()}"
+    worker = _worker_name(self)
     return shards_process(run_id, measure, worker=worker)
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from metaeval.core.options import Option
@@ -98,11 +98,6 @@ class Row(NamedTuple):
     p: float
 
 
-def astuple_shallow(instance: object) -> tuple[object, ...]:
-    """A dataclass instance's field values in field order (``dataclasses.astuple`` without its deep copy)."""
-    return tuple(getattr(instance, item.name) for item in fields(instance))  # type: ignore[arg-type]
-
-
 @dataclass(frozen=True)
 class ReaderDetail:
     doc_id: str
@@ -112,11 +107,6 @@ class ReaderDetail:
     acp: float
     edp: float
     perseval: float
-
-    def __reduce__(self) -> tuple[type, tuple[object, ...]]:
-        """Pickled as the constructor's arguments: a scored system comes back from a worker process ten times
-        faster than through the default dataclass pickling."""
-        return type(self), astuple_shallow(self)
 
 
 @dataclass(frozen=True)
@@ -129,11 +119,6 @@ class DocumentDetail:
     d_min: float
     d_mean: float
     perseval: float
-
-    def __reduce__(self) -> tuple[type, tuple[object, ...]]:
-        """Pickled as the constructor's arguments: a scored system comes back from a worker process ten times
-        faster than through the default dataclass pickling."""
-        return type(self), astuple_shallow(self)
 
 
 @dataclass
@@ -297,7 +282,12 @@ def egises_from_rows(rows: Sequence[Row]) -> tuple[float, dict[str, float]]:
 
 def shifted_sigmoid(x: float, a: float, b: float) -> float:
     """S_{a,b}(x) = 1 / (1 + 10^a * exp(-10^b * x)) (eq. 4-6)."""
-    return 1.0 / (1.0 + 10.0**a * _exp(-(10.0**b) * x))
+    return _sigmoid_of_powers(x, 10.0**a, 10.0**b)
+
+
+def _sigmoid_of_powers(x: float, ten_a: float, ten_b: float) -> float:
+    """S_{a,b}(x) from ``ten_a = 10^a`` and ``ten_b = 10^b``, taken once by a caller that evaluates it many times."""
+    return 1.0 / (1.0 + ten_a * _exp(-ten_b * x))
 
 
 def accuracy_distance(value: float | None) -> float:
@@ -329,7 +319,6 @@ def _perseval(
 ) -> tuple[float, float, list[DocumentDetail], list[ReaderDetail]]:
     """:func:`perseval_from_rows` on rows already grouped, with their readers' DEGRESS."""
     eps = PENALTY_EPSILON
-    # S_{a,b}(x) = 1 / (1 + 10^a exp(-10^b x)) as shifted_sigmoid computes it, the powers taken once
     ten_gamma, ten_delta = 10.0**params.gamma, 10.0**params.delta
     ten_alpha, ten_beta = 10.0**params.alpha, 10.0**params.beta
     documents: list[DocumentDetail] = []
@@ -339,15 +328,15 @@ def _perseval(
         acc = {j: accuracy_distance(accuracy.get((doc_id, j))) for j in groups}
         d_min = min(acc.values())
         d_mean = sum(acc.values()) / len(acc)
-        adp = 1.0 / (1.0 + ten_gamma * _exp(-ten_delta * ((d_min - 0.0) / (1.0 - d_min + eps))))
+        adp = _sigmoid_of_powers((d_min - 0.0) / (1.0 - d_min + eps), ten_gamma, ten_delta)
         spread = (d_mean - d_min) + eps
         doc_degress = degress[doc_id]
         values = []
         for j in groups:
             degress_j = doc_degress[j]
             a_j = acc[j]
-            acp = 1.0 / (1.0 + ten_gamma * _exp(-ten_delta * ((a_j - d_min) / spread)))
-            edp = 1.0 - 1.0 / (1.0 + ten_alpha * _exp(-ten_beta * (adp + acp))) + eps
+            acp = _sigmoid_of_powers((a_j - d_min) / spread, ten_gamma, ten_delta)
+            edp = 1.0 - _sigmoid_of_powers(adp + acp, ten_alpha, ten_beta) + eps
             value = degress_j * edp
             values.append(value)
             pooled.append(a_j)

@@ -307,7 +307,5 @@ def run_scores(
                 "finished", label, f"hj with {measure.label}: {stat.computed} computed, {stat.cached} cached",
                 {"computed": stat.computed, "cached": stat.cached, "seconds": stat.seconds},
             ))
-    if cache is not None:
-        cache.flush()
     timings["total"] = time.perf_counter() - started
     return RunResult(rows, options, stats, timings, hj_counts, versions(), unavailable, models)
