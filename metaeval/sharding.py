@@ -23,7 +23,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from django.conf import settings
 from django.db.models import Count, F, Sum
@@ -131,14 +131,12 @@ class RunDistributor:
     with the figures ``shards``, ``shard_workers`` and ``shard_computed`` for the measure's compute stats."""
 
     def __init__(
-        self, run: MetaevalRun, *, cache: DistanceCache, worker: str, lease: RunLease | None = None,
-        send: Callable[[int, str], None] | None = None,
+        self, run: MetaevalRun, *, cache: DistanceCache, worker: str, lease: RunLease | None = None
     ) -> None:
         self.run = run
         self.cache = cache
         self.worker = worker
         self.lease = lease
-        self.send = send or _send_helper
         self.workers = RunOptions.from_dict(run.parameters).workers
 
     def __call__(
@@ -165,7 +163,7 @@ class RunDistributor:
                                        "missing": missing, "shards": shards, "helpers": helpers})
         for _ in range(helpers):
             try:
-                self.send(self.run.pk, name)
+                _send_helper(self.run.pk, name)
             except Exception:  # no broker: this worker computes every shard itself
                 log.warning("run %s: could not send shard helpers", self.run.pk, exc_info=True)
                 break
