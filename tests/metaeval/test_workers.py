@@ -42,7 +42,7 @@ class Workers:
     def __init__(self, tmp: Path) -> None:
         self.tmp = tmp
         self.queue = f"test-{uuid.uuid4().hex[:10]}"
-        self.client = Celery(broker=REDIS)
+        self.client = Celery(broker=REDIS, set_as_current=False)  # the project's app stays the current one
         self.processes: list[subprocess.Popen] = []
         self.env = {
             **os.environ, "DATABASE_URL": _test_database_url(), "SECRET_KEY": "worker-test-" + "s" * 40,
