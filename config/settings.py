@@ -105,6 +105,16 @@ def _caches(url: str) -> dict[str, dict[str, object]]:
 
 CACHES = _caches(CACHE_URL)
 
+
+def _session_engine(cache_url: str) -> str:
+    """Sessions live in the database; with a shared cache (CACHE_URL) they are also read through it (cached_db), so
+    a participant's page costs no session query. With only per-process memory a session deleted at logout could live
+    on in the other web processes' memory, so without CACHE_URL sessions are read from the database alone."""
+    return "django.contrib.sessions.backends.cached_db" if cache_url else "django.contrib.sessions.backends.db"
+
+
+SESSION_ENGINE = _session_engine(CACHE_URL)
+
 ROOT_URLCONF = "config.urls"
 
 TEMPLATES = [

@@ -56,6 +56,11 @@ def assignment_pairs(assignment: Assignment) -> list[ShownPair]:
     return pairs
 
 
+def scale_choices(study: Study) -> list[tuple[str, str]]:
+    """The rating scale as (value, label) pairs, the value as the text a form sends ("1" ... "6")."""
+    return [(str(n), label) for n, label in enumerate(study.scale_labels, start=1)]
+
+
 @dataclass(frozen=True)
 class StudyProgress:
     questionnaires: int

@@ -146,14 +146,32 @@ def assignments_release_expired(*, study: Study | None = None, now=None) -> int:
     return qs.update(released_at=now)
 
 
-def _free_slot(questionnaire: Questionnaire, capacity: int) -> int | None:
-    held = set(
-        Assignment.objects.filter(questionnaire=questionnaire, released_at__isnull=True).values_list("slot", flat=True)
+def _free_slot(questionnaire: Questionnaire, capacity: int, now) -> int | None:
+    """The lowest slot of ``questionnaire`` that no live assignment holds (call with the questionnaire locked).
+
+    Holds whose time ran out are released here, so their slots can be given again (the slot is unique among
+    unreleased assignments)."""
+    held: set[int] = set()
+    expired: list[int] = []
+    rows = (
+        Assignment.objects.filter(questionnaire=questionnaire, released_at__isnull=True)
+        .order_by()
+        .values_list("pk", "slot", "completed_at", "expires_at")
     )
-    return next((s for s in range(capacity) if s not in held), None)
+    for pk, slot, completed_at, expires_at in rows:
+        if completed_at is None and expires_at <= now:
+            expired.append(pk)
+        else:
+            held.add(slot)
+    free = next((s for s in range(capacity) if s not in held), None)
+    if free is not None and expired:
+        Assignment.objects.filter(pk__in=expired).update(released_at=now)
+    return free
 
 
-def _new_assignment(*, questionnaire: Questionnaire, participant: Participant, slot: int, now) -> Assignment:
+def _new_assignment(
+    *, study: Study, questionnaire: Questionnaire, participant: Participant, slot: int, now
+) -> Assignment:
     seed = secrets.randbits(62)
     item_ids = list(questionnaire.items.order_by("position").values_list("id", flat=True))
     order = design.presentation_order(item_ids, seed)
@@ -173,19 +191,24 @@ def _new_assignment(*, questionnaire: Questionnaire, participant: Participant, s
         presentation_seed=seed,
         presentation=presentation,
         claimed_at=now,
-        expires_at=now + timedelta(minutes=questionnaire.study.assignment_timeout_minutes),
+        expires_at=now + timedelta(minutes=study.assignment_timeout_minutes),
     )
 
 
 def _live_assignment(participant: Participant, now) -> Assignment | None:
-    """The participant's unfinished, unreleased assignment whose time has not run out, if any."""
-    return (
-        Assignment.objects.filter(
-            participant=participant, completed_at__isnull=True, released_at__isnull=True, expires_at__gt=now
-        )
-        .order_by("claimed_at")
+    """The participant's unfinished, unreleased assignment whose time has not run out, if any.
+
+    The database holds at most one unfinished, unreleased assignment per participant; one whose time ran out is
+    released here, so that the participant can claim again."""
+    current = (
+        Assignment.objects.filter(participant=participant, completed_at__isnull=True, released_at__isnull=True)
+        .order_by()
         .first()
     )
+    if current is None or current.expires_at > now:
+        return current
+    Assignment.objects.filter(pk=current.pk, completed_at__isnull=True).update(released_at=now)
+    return None
 
 
 def assignment_claim(*, participant: Participant, now=None) -> Assignment:
@@ -202,11 +225,15 @@ def assignment_claim(*, participant: Participant, now=None) -> Assignment:
         current = _live_assignment(participant, now)
         if current is not None:
             return current
-        assignments_release_expired(study=study, now=now)
+        # held = unreleased and either completed or still within its time (expired holds are released when their
+        # questionnaire is claimed, below)
+        live = Q(assignments__released_at__isnull=True) & (
+            Q(assignments__completed_at__isnull=False) | Q(assignments__expires_at__gt=now)
+        )
         candidates = list(
             Questionnaire.objects.filter(study=study)
             .exclude(assignments__participant=participant)
-            .annotate(held=Count("assignments", filter=Q(assignments__released_at__isnull=True)))
+            .annotate(held=Count("assignments", filter=live))
             .filter(held__lt=capacity)
             .order_by("held", "position")
             .values_list("pk", flat=True)
@@ -214,11 +241,13 @@ def assignment_claim(*, participant: Participant, now=None) -> Assignment:
     for pk in candidates:
         try:
             with transaction.atomic():
-                questionnaire = Questionnaire.objects.select_for_update().select_related("study").get(pk=pk)
-                slot = _free_slot(questionnaire, capacity)
+                questionnaire = Questionnaire.objects.select_for_update().get(pk=pk)
+                slot = _free_slot(questionnaire, capacity, now)
                 if slot is None:
                     continue
-                assignment = _new_assignment(questionnaire=questionnaire, participant=participant, slot=slot, now=now)
+                assignment = _new_assignment(
+                    study=study, questionnaire=questionnaire, participant=participant, slot=slot, now=now
+                )
                 log.info("questionnaire claimed", extra={
                     "event": "assignment.claimed", "study": study.slug, "questionnaire": questionnaire.position,
                     "slot": slot, "participant": participant.pk,

@@ -28,7 +28,10 @@ def _participant(request: HttpRequest, study: Study) -> Participant | None:
     token = request.session.get(_session_key(study))
     if not token:
         return None
-    return Participant.objects.filter(study=study, token=token).first()
+    participant = Participant.objects.filter(study=study, token=token).order_by().first()
+    if participant is not None:
+        participant.study = study  # already loaded: no second query for it
+    return participant
 
 
 def _study_or_404(slug: str) -> Study:
@@ -93,8 +96,9 @@ def instructions(request: HttpRequest, slug: str) -> HttpResponse:
     study = _study_or_404(slug)
     if _participant(request, study) is None:
         return redirect("survey:landing", slug=study.slug)
-    labels = list(enumerate(study.scale_labels, start=1))
-    return render(request, "survey/instructions.html", {"study": study, "labels": labels, "step": 3})
+    return render(
+        request, "survey/instructions.html", {"study": study, "labels": selectors.scale_choices(study), "step": 3}
+    )
 
 
 @require_POST
@@ -113,7 +117,10 @@ def start(request: HttpRequest, slug: str) -> HttpResponse:
 
 def _own_assignment(request: HttpRequest, public_id: str) -> tuple[Assignment, Participant]:
     assignment = (
-        Assignment.objects.select_related("questionnaire__study", "participant").filter(public_id=public_id).first()
+        Assignment.objects.select_related("questionnaire__study", "participant")
+        .filter(public_id=public_id)
+        .order_by()  # one row: the model's ordering would only add joins to compile
+        .first()
     )
     if assignment is None:
         raise Http404("No such questionnaire.")
@@ -144,7 +151,7 @@ def questionnaire(request: HttpRequest, public_id: str) -> HttpResponse:
             return render(request, "survey/none_left.html", {"study": study, "message": str(exc), "offer_next": True})
         else:
             return redirect("survey:done", public_id=public_id)
-    labels = list(enumerate(study.scale_labels, start=1))
+    labels = selectors.scale_choices(study)
     pairs = [
         {"pair": p, "error": errors.get(p.key, ""), "value": submitted.get(p.key, "")}
         for p in selectors.assignment_pairs(assignment)

@@ -8,16 +8,19 @@ import os
 import re
 import uuid
 
-from locust import HttpUser, between, task
+from locust import FastHttpUser, between, task
 
 SLUG = os.environ.get("LOAD_STUDY", "load")
 SUBMITTED = os.environ.get("LOAD_SUBMITTED", "submitted.txt")
 SETS_EACH = int(os.environ.get("LOAD_SETS_EACH", "3"))
+# the pause after each page, "MIN,MAX" seconds: a person's pace by default; "0,0" for a burst that finds the
+# saturation throughput
+PAUSE = tuple(float(x) for x in os.environ.get("LOAD_PAUSE", "2,10").split(","))
 FIELD = re.compile(r'type="radio" name="([^"]+)" value="1"')
 
 
-class Participant(HttpUser):
-    wait_time = between(2, 10)
+class Participant(FastHttpUser):
+    wait_time = between(*PAUSE)
 
     def on_start(self) -> None:
         self.crowd_id = uuid.uuid4().hex[:12]
@@ -33,7 +36,7 @@ class Participant(HttpUser):
         self.client.get(f"/s/{SLUG}/instructions/", name="4 instructions")
 
     def _post(self, url: str, data: dict[str, str], name: str, **kwargs):  # type: ignore[no-untyped-def]
-        token = self.client.cookies.get("csrftoken", "")
+        token = next((c.value for c in self.client.cookiejar if c.name == "csrftoken"), "")
         return self.client.post(url, data={**data, "csrfmiddlewaretoken": token}, name=name,
                                 headers={"Referer": self.host + url}, **kwargs)
 

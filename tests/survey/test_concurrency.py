@@ -117,8 +117,9 @@ def test_the_database_refuses_a_second_live_assignment():
     participant = services.participant_register(study=study)
     first = services.assignment_claim(participant=participant)
     other = Questionnaire.objects.filter(study=study).exclude(pk=first.questionnaire_id).first()
+    claim = {"study": study, "questionnaire": other, "participant": participant, "slot": 1, "now": first.claimed_at}
     with pytest.raises(IntegrityError), transaction.atomic():
-        services._new_assignment(questionnaire=other, participant=participant, slot=1, now=first.claimed_at)
+        services._new_assignment(**claim)
     Assignment.objects.filter(pk=first.pk).update(released_at=first.claimed_at)
-    second = services._new_assignment(questionnaire=other, participant=participant, slot=1, now=first.claimed_at)
+    second = services._new_assignment(**claim)
     assert second.pk != first.pk

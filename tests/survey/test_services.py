@@ -99,6 +99,25 @@ def test_expired_assignment_is_released_and_reclaimed(dataset):
     assert Assignment.objects.filter(completed_at__isnull=False).count() == 1
 
 
+def test_participant_whose_hold_expired_claims_again(dataset):
+    """Their own expired hold is let go on the next claim (the database allows one unfinished, unreleased
+    assignment per participant), and it does not count as held when questionnaires are ranked."""
+    study = build_study(dataset, slug="again", raters=2)
+    p = register(study)[0]
+    t0 = timezone.now()
+    first = services.assignment_claim(participant=p, now=t0)
+    later = t0 + timedelta(minutes=study.assignment_timeout_minutes + 1)
+    second = services.assignment_claim(participant=p, now=later)
+    first.refresh_from_db()
+    assert first.released_at == later and second.pk != first.pk
+    assert second.questionnaire_id != first.questionnaire_id  # never the same questionnaire twice
+    # another participant: the expired (released) hold and the live one count 0 and 1, so the fewest-held first
+    # rule sends them to the first questionnaire again, not to the live one
+    other = register(study)[0]
+    third = services.assignment_claim(participant=other, now=later)
+    assert third.questionnaire_id == first.questionnaire_id
+
+
 def test_late_submission_accepted_while_slot_still_free(dataset):
     study = build_study(dataset, slug="late", raters=1)
     p = register(study)[0]

@@ -208,3 +208,47 @@ def test_ratings_download_layout(study, researcher):
     r = client.get(f"/research/studies/{study.slug}/ratings.jsonl")
     records = [json.loads(line) for line in r.content.decode().splitlines()]
     assert len(records) == 6 and all(rec["rating"] == 5 for rec in records)
+
+
+def test_participant_pages_query_counts(study, django_assert_max_num_queries):
+    """The flow's database work per page stays what the README's load figures rest on (session, participant and page
+    queries); a change that adds a query per page shows here, not only as a slower load test."""
+    client = Client()
+    consent(client, study.slug)
+    # study, session, participant, live hold, candidates, locked questionnaire, its slots, items, insert; and the
+    # begin/commit of two transactions
+    with django_assert_max_num_queries(13):
+        url = client.post(f"/s/{study.slug}/start/")["Location"]
+    assignment = Assignment.objects.get(public_id=url.strip("/").split("/")[-1])
+    with django_assert_max_num_queries(5):  # assignment, session, participant, items, sets done
+        page = client.get(url)
+    with django_assert_max_num_queries(8):
+        response = client.post(url, {name: "4" for name in field_names(page.content.decode())})
+    assert response.status_code == 302 and Rating.objects.filter(assignment=assignment).count()
+
+
+def test_with_a_shared_cache_a_participant_page_reads_no_session_row(study, settings):
+    """CACHE_URL on Redis selects cached_db sessions: written to the database and the cache, read from the cache."""
+    from django.core.cache import caches
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from config.settings import _caches, _session_engine
+
+    assert _session_engine("") == "django.contrib.sessions.backends.db"
+    settings.CACHES = _caches("redis://127.0.0.1:6379/13")
+    settings.SESSION_ENGINE = _session_engine("redis://127.0.0.1:6379/13")
+    caches["default"].clear()
+    try:
+        client = Client()
+        consent(client, study.slug)
+        assignment = start(client, study.slug)
+        with CaptureQueriesContext(connection) as queries:
+            page = client.get(f"/q/{assignment.public_id}/")
+        assert page.status_code == 200 and len(field_names(page.content.decode())) == len(assignment.presentation)
+        assert not [q for q in queries.captured_queries if "django_session" in q["sql"]]
+        from django.contrib.sessions.models import Session
+
+        assert Session.objects.filter(session_key=client.session.session_key).exists()  # also stored for good
+    finally:
+        caches["default"].clear()
