@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 
-from survey.models import REFERENCE_SYSTEM, Dataset, Document, Reader, Study, Summary, System
+from survey.models import REFERENCE_SYSTEM, Dataset, Document, Reader, Study, Summary
 
 
 def _count(queryset: QuerySet, group: str, *, distinct: str | None = None) -> Coalesce:
@@ -32,17 +32,6 @@ def dataset_list() -> QuerySet[Dataset]:
 def dataset_get(*, name: str) -> Dataset:
     """One dataset with the counts of :func:`dataset_list`; raises ``Dataset.DoesNotExist``."""
     return dataset_list().get(name=name)
-
-
-def dataset_systems(*, dataset: Dataset) -> QuerySet[System]:
-    """The systems with summaries in ``dataset`` (the reference ``user`` excluded), by name, each annotated with
-    ``summary_count`` in that dataset."""
-    return (
-        System.objects.filter(summaries__document__dataset=dataset)
-        .exclude(name=REFERENCE_SYSTEM)
-        .annotate(summary_count=Count("summaries"))
-        .order_by("name")
-    )
 
 
 def study_list(*, dataset: Dataset | None = None) -> QuerySet[Study]:

@@ -100,7 +100,7 @@ class DatasetSystems(APIView):
         tags=["datasets"],
     )
     def get(self, request: Request, name: str) -> Response:
-        systems = selectors.dataset_systems(dataset=_dataset(name))
+        systems = survey_selectors.dataset_systems(dataset=_dataset(name))
         return Response(SystemSerializer(systems, many=True).data)
 
 

@@ -29,6 +29,7 @@ from django.utils import timezone
 from metaeval import selectors
 from metaeval.core import studies
 from metaeval.core.cache import DistanceCache, open_cache
+from metaeval.core.corpus import MissingSummary
 from metaeval.core.measures.registry import MEASURES
 from metaeval.core.pipeline import Distribute, Progress, ProgressEvent, RunOptions, RunResult, run_scores
 from metaeval.core.records import run_document
@@ -178,6 +179,21 @@ class ProgressRecorder:
         MetaevalRun.objects.filter(pk=self.run.pk).update(progress=self.run.progress)
 
 
+#: how the stored error of a run that stopped at an incomplete document begins (its page then offers the fix)
+INCOMPLETE_DATA = "Incomplete data: "
+
+
+def failure_message(exc: BaseException) -> str:
+    """A failed run's stored error; where the core's message names a command-line flag, the run form's words."""
+    if isinstance(exc, MissingSummary):
+        return (
+            f'{INCOMPLETE_DATA}document "{exc.doc_id}" has no {exc.what} summary for reader "{exc.reader}". '
+            f"Add the missing summaries (admin: Documents lists the incomplete ones), or start the run again with "
+            f'"A reader without a summary from a system: leave such readers out".'
+        )
+    return str(exc) or type(exc).__name__
+
+
 def _check_study(dataset: Dataset, study: Study | None) -> None:
     if study is not None and study.dataset_id != dataset.pk:
         raise ValueError(f'study "{study.slug}" rates dataset "{study.dataset}", not "{dataset.name}"')
@@ -232,7 +248,7 @@ def _execute(
         recorder.finish(ok=False)
         cancelled = isinstance(exc, RunCancelled)
         run.status = MetaevalRun.Status.CANCELLED if cancelled else MetaevalRun.Status.FAILED
-        run.error = "cancelled by a researcher while it ran" if cancelled else (str(exc) or type(exc).__name__)
+        run.error = "cancelled by a researcher while it ran" if cancelled else failure_message(exc)
         run.finished_at = timezone.now()
         run.lease_expires_at = None
         run.save(update_fields=["status", "error", "data_hash", "finished_at", "progress", "lease_expires_at"])

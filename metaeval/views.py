@@ -10,28 +10,29 @@ import json
 import math
 import re
 from typing import Any
+from urllib.parse import urlencode
 
 from django import forms
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_safe
 
 from metaeval import selectors, services
 from metaeval.assets import PLOTLY_JS, REPORT_JS
 from metaeval.cli import REPORT_BETA
 from metaeval.core.measures.registry import LEXICAL, MEASURES, NEURAL
-from metaeval.core.perseval import PARAMETERS, Params
+from metaeval.core.perseval import PARAMETERS
 from metaeval.core.pipeline import COLUMNS, DEFAULT_AUX, RunOptions
 from metaeval.core.records import table_columns, write_csv
 from metaeval.core.report import REPORT_OPTIONS
 from metaeval.models import MetaevalRun
 from metaeval.option_fields import form_field
+from survey import selectors as survey_selectors
 from survey.models import Dataset, Study
 from survey.research_views import researcher_required
 
-PARAMETER = {option.name: option for option in PARAMETERS}
-REPORT_OPTION = {option.name: option for option in REPORT_OPTIONS}
 FLOAT_COLUMNS = ("egises", "degress", "perseval", "accuracy", "p_acc", "egises_accuracy")
 
 
@@ -39,8 +40,32 @@ def _measure_choices() -> list[tuple[str, str]]:
     return [(name, f"{name} (neural)" if name in NEURAL else name) for name in MEASURES]
 
 
+def _parameter_field(option) -> forms.Field:  # type: ignore[no-untyped-def]
+    """A PerSEval parameter's form field: a checkbox for a yes/no one, else a checked text input (empty: default)."""
+    if option.kind is bool:
+        return forms.BooleanField(required=False, initial=option.default, label=option.name.replace("_", " "),
+                                  help_text=option.describe())
+    if option.name == "beta":  # the form proposes the paper's optimum, as the report does
+        return form_field(option, required=False, initial=REPORT_BETA, default=REPORT_BETA, label="beta")
+    return form_field(option, required=False, initial=option.default, label=option.name.replace("_", " "))
+
+
+#: the form's sections, in page order: (title, what it decides, field names); the page renders them in this order
+RUN_FORM_GROUPS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("Data", "What is scored.", ("dataset", "study", "systems", "missing", "preprocess", "exclude_raters")),
+    ("Measures", "Distances between summaries, and those the HJ variants are compared with.",
+     ("measures", "aux", "compat")),
+    ("PerSEval parameters", "Exponents and weights of the measures (docs/conventions.md); empty: the default shown.",
+     tuple(option.name for option in PARAMETERS)),
+    ("Report", "A full report adds bootstrap intervals, permutation tests, the beta ablation, rank stability, "
+     "Borda-Kendall consensus and rater agreement to the score table; the settings below apply to it.",
+     ("full_report", "seed", *(option.name for option in REPORT_OPTIONS))),
+)
+
+
 class RunForm(forms.Form):
-    """What a researcher may choose for a run; :meth:`run_options` turns it into :class:`RunOptions`."""
+    """What a researcher may choose for a run: every option of the API's run request (``RunCreateSerializer``)
+    except the neural measures' own options; :meth:`run_options` turns it into :class:`RunOptions`."""
 
     dataset = forms.ModelChoiceField(queryset=Dataset.objects.order_by("name"), to_field_name="name", empty_label=None)
     study = forms.ModelChoiceField(
@@ -49,6 +74,25 @@ class RunForm(forms.Form):
         to_field_name="slug",
         empty_label="none (automatic measures only)",
         help_text="Its ratings give the human-judgment (HJ) variants; it must rate the chosen dataset.",
+    )
+    systems = forms.CharField(
+        required=False, label="Systems",
+        help_text="Comma-separated system names to score; empty: every system of the dataset.",
+    )
+    missing = forms.ChoiceField(
+        choices=[("error", "stop the run and name the document"),
+                 ("drop", "leave such readers out (for that system)")],
+        initial="error", required=False, label="A reader without a summary from a system",
+        help_text="Readers need their own summary and each system's; an incomplete document otherwise stops the run.",
+    )
+    preprocess = forms.ChoiceField(
+        choices=[("none", "none (texts as stored)"), ("authors", "the authors' (lower-case, lemmas, stop words)")],
+        initial="none", required=False, label="Text preprocessing",
+    )
+    exclude_raters = forms.CharField(
+        required=False,
+        label="Exclude raters",
+        help_text="Comma-separated rater ids as in the ratings export (P12, P15); needs a study.",
     )
     measures = forms.MultipleChoiceField(
         choices=_measure_choices, initial=list(LEXICAL), required=False, widget=forms.CheckboxSelectMultiple
@@ -60,31 +104,32 @@ class RunForm(forms.Form):
         widget=forms.CheckboxSelectMultiple,
         help_text="Need a study; with a study and none checked, ROUGE-L.",
     )
-    beta = form_field(PARAMETER["beta"], initial=REPORT_BETA, default=REPORT_BETA, label="EDP beta")
-    compat = forms.BooleanField(required=False, label="Authors' compatibility mode (--compat authors)")
-    missing = forms.ChoiceField(
-        choices=[("error", "fail the run"), ("drop", "drop the reader")], initial="error",
-        label="Missing summary",
+    compat = forms.BooleanField(
+        required=False, label="The authors' compatibility mode",
+        help_text="Reproduces the authors' code where it differs from the paper (docs/conventions.md).",
     )
-    full_report = forms.BooleanField(
-        required=False, initial=True, label="Full report",
-        help_text="Bootstrap CIs, permutation tests, beta ablation, stability, Borda-Kendall, rater agreement.",
-    )
-    n_boot = form_field(REPORT_OPTION["n_boot"], required=False, initial=REPORT_OPTION["n_boot"].default,
-                        label="Bootstrap samples")
-    resample = form_field(REPORT_OPTION["resample"], required=False, label="Bootstrap resamples")
-    seed = forms.IntegerField(required=False, min_value=0, max_value=2**62, help_text="Empty: a fresh seed, stored.")
-    exclude_raters = forms.CharField(
-        required=False,
-        label="Exclude raters",
-        help_text="Comma-separated rater ids as in the ratings export (P12, P15); needs a study.",
+    full_report = forms.BooleanField(required=False, initial=True, label="Full report")
+    seed = forms.IntegerField(
+        required=False, min_value=0, max_value=2**62,
+        help_text="Seed of every random draw of the report; empty: a fresh one, stored with the run.",
     )
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
+        for option in PARAMETERS:
+            self.fields[option.name] = _parameter_field(option)
+        for option in REPORT_OPTIONS:
+            self.fields[option.name] = form_field(
+                option, required=False, initial=option.default, label=option.name.replace("_", " ")
+            )
         study_field = self.fields["study"]
         assert isinstance(study_field, forms.ModelChoiceField)
         study_field.label_from_instance = lambda s: f"{s.slug} ({s.dataset.name})"  # type: ignore[assignment]
+
+    def groups(self) -> list[dict[str, Any]]:
+        """The bound fields by section, for the page (``RUN_FORM_GROUPS``)."""
+        return [{"title": title, "help": text, "fields": [self[name] for name in names]}
+                for title, text, names in RUN_FORM_GROUPS]
 
     def clean_exclude_raters(self) -> list[str]:
         text = self.cleaned_data.get("exclude_raters") or ""
@@ -93,6 +138,10 @@ class RunForm(forms.Form):
             raise forms.ValidationError(f"not a rater id: {', '.join(bad)} (write P12 or 12)")
         return ids
 
+    def clean_systems(self) -> list[str]:
+        text = self.cleaned_data.get("systems") or ""
+        return [part for part in re.split(r"[\s,;]+", text.strip()) if part]
+
     def clean(self) -> dict[str, Any]:
         super().clean()
         data = self.cleaned_data
@@ -100,6 +149,13 @@ class RunForm(forms.Form):
             dataset=data.get("dataset"), study=data.get("study"), aux=data.get("aux") or [],
             exclude_raters=data.get("exclude_raters") or [],
         )
+        dataset = data.get("dataset")
+        if dataset is not None and data.get("systems"):
+            known = set(survey_selectors.dataset_systems(dataset=dataset).values_list("name", flat=True))
+            unknown = [name for name in data["systems"] if name not in known]
+            if unknown:
+                errors["systems"] = (f"Not a system of dataset {dataset.name}: {', '.join(unknown)} "
+                                     f"(its systems: {', '.join(sorted(known))}).")
         for field, message in errors.items():
             self.add_error(field, message)
         if not data.get("measures") and not data.get("aux") and "measures" not in self.errors:
@@ -109,14 +165,28 @@ class RunForm(forms.Form):
     def run_options(self) -> RunOptions:
         data = self.cleaned_data
         aux = list(data["aux"]) or (list(DEFAULT_AUX) if data["study"] is not None else [])
-        return RunOptions(
-            measures=list(data["measures"]),
-            params=Params(beta=float(data["beta"])),
-            compat=bool(data["compat"]),
-            missing=data["missing"],
-            aux=aux,
-            skip_unavailable=True,  # a measure whose model is missing is listed with the reason, the rest still runs
-        )
+        parameters: dict[str, Any] = {
+            option.name: data[option.name] for option in PARAMETERS if data.get(option.name) is not None
+        }
+        return RunOptions.from_dict({
+            "measures": list(data["measures"]),
+            **parameters,
+            "compat": "authors" if data["compat"] else None,
+            "missing": data["missing"] or "error",
+            "aux": aux,
+            "systems": data["systems"] or None,
+            "preprocess": data["preprocess"] or "none",
+            # a measure whose model is missing is listed with the reason, the rest still runs
+            "skip_unavailable": True,
+        })
+
+    def report_settings(self) -> dict[str, Any] | None:
+        """The report's settings that were given (the rest take the table's defaults), or ``None`` for scores only."""
+        data = self.cleaned_data
+        if not data.get("full_report"):
+            return None
+        return {option.name: data[option.name] for option in REPORT_OPTIONS
+                if data.get(option.name) not in (None, "")}
 
 
 @researcher_required
@@ -131,14 +201,14 @@ def run_list(request: HttpRequest) -> HttpResponse:
                 dataset=data["dataset"], study=data["study"], options=form.run_options(), user=request.user,
                 exclude_raters=data["exclude_raters"], seed=data.get("seed"),
                 kind=MetaevalRun.Kind.REPORT if data.get("full_report") else MetaevalRun.Kind.SCORES,
-                report={name: data[name] for name in ("n_boot", "resample") if data.get(name) not in (None, "")}
-                if data.get("full_report") else None,
+                report=form.report_settings(),
             )
             services.run_launch(run)
             messages.success(request, f"Run {run.pk} started.")
             return redirect("runs:detail", pk=run.pk)
     else:
-        initial = {key: request.GET[key] for key in ("dataset", "study") if request.GET.get(key)}
+        # a run page's "start again" links fill in what the failed run lacked (e.g. missing=drop)
+        initial = {key: request.GET[key] for key in ("dataset", "study", "missing") if request.GET.get(key)}
         form = RunForm(initial=initial)
     runs = selectors.run_list()[:200]
     studies = form.fields["study"].queryset  # type: ignore[attr-defined]
@@ -159,8 +229,18 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "rows": _display_rows(run.scores),
             "parameters": json.dumps(run.parameters, indent=2, sort_keys=True),
             "live": run.is_live,
+            "fix_url": _fix_url(run),
         },
     )
+
+
+def _fix_url(run: MetaevalRun) -> str | None:
+    """For a run stopped by an incomplete document: the run form, filled in to leave such readers out."""
+    if run.status != MetaevalRun.Status.FAILED or not run.error.startswith(services.INCOMPLETE_DATA):
+        return None
+    fields = {"dataset": run.dataset.name, "missing": "drop"} | ({"study": run.study.slug} if run.study else {})
+    query = urlencode(fields)
+    return f"{reverse('runs:list')}?{query}#start"
 
 
 @researcher_required

@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 from django.contrib import admin, messages
+from django.db.models import F, QuerySet
+from django.http import HttpRequest
 
-from survey import services
+from survey import selectors, services
 from survey.models import (
     Assignment,
     Dataset,
@@ -56,12 +58,39 @@ class SummaryInline(admin.TabularInline):
     autocomplete_fields = ["reader", "system"]
 
 
+class SummariesCompleteFilter(admin.SimpleListFilter):
+    """Documents whose summaries a run can use as they are, or those that would stop it (a reader without their own
+    summary or one system's)."""
+
+    title = "summaries"
+    parameter_name = "summaries"
+
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:
+        return [("incomplete", "incomplete"), ("complete", "complete")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Document]) -> QuerySet[Document]:
+        if self.value() == "incomplete":
+            return queryset.filter(summary_count__lt=F("summaries_expected"))  # type: ignore[misc]
+        if self.value() == "complete":
+            return queryset.filter(summary_count__gte=F("summaries_expected"))  # type: ignore[misc]
+        return queryset
+
+
 @admin.register(Document)
 class DocumentAdmin(admin.ModelAdmin):
-    list_display = ["external_id", "headline", "category", "dataset"]
-    list_filter = ["dataset", "category"]
+    list_display = ["external_id", "headline", "category", "dataset", "summaries"]
+    list_filter = ["dataset", SummariesCompleteFilter, "category"]
     search_fields = ["external_id", "headline", "body"]
     inlines = [SummaryInline]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Document]:
+        return selectors.documents_with_completeness(super().get_queryset(request))
+
+    @admin.display(description="summaries", ordering="summary_count")
+    def summaries(self, obj: Document) -> str:
+        """"12 of 14 (incomplete)": summaries stored of those a run needs (per reader: own and every system's)."""
+        have, need = obj.summary_count, obj.summaries_expected or 0  # type: ignore[attr-defined]
+        return f"{have} of {need}" + (" (incomplete)" if have < need else "")
 
 
 @admin.register(Reader)

@@ -5,10 +5,21 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from django.db.models import Count, Q
+from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
-from survey.models import Assignment, Item, Questionnaire, Rating, Study
+from survey.models import (
+    REFERENCE_SYSTEM,
+    Assignment,
+    Dataset,
+    Document,
+    Item,
+    Questionnaire,
+    Rating,
+    Study,
+    Summary,
+    System,
+)
 
 # The ratings layout of docs/conventions.md: these five columns first, so exports feed the CLI.
 EXPORT_COLUMNS = [
@@ -36,6 +47,35 @@ class ShownPair:
     number: int
     first: str
     second: str
+
+
+def dataset_systems(*, dataset: Dataset) -> QuerySet[System]:
+    """The systems with summaries in ``dataset`` (the reference ``user`` excluded), by name, each annotated with
+    ``summary_count`` in that dataset."""
+    return (
+        System.objects.filter(summaries__document__dataset=dataset)
+        .exclude(name=REFERENCE_SYSTEM)
+        .annotate(summary_count=Count("summaries"))
+        .order_by("name")
+    )
+
+
+def documents_with_completeness(documents: QuerySet[Document]) -> QuerySet[Document]:
+    """``documents`` annotated with ``summary_count`` and ``summaries_expected``: every reader with a summary of the
+    document needs their own ("user") one and one from each system of the dataset, as a run with "stop the run"
+    for missing summaries requires (``metaeval.core.corpus.Document.readers_for``)."""
+    systems_in_dataset = (
+        Summary.objects.filter(document__dataset=OuterRef("dataset"))
+        .order_by()
+        .values("document__dataset")
+        .annotate(n=Count("system", distinct=True))
+        .values("n")
+    )
+    return documents.annotate(
+        summary_count=Count("summaries", distinct=True),
+        summary_readers=Count("summaries__reader", distinct=True),
+        dataset_systems=Subquery(systems_in_dataset),
+    ).annotate(summaries_expected=F("summary_readers") * F("dataset_systems"))
 
 
 def assignment_pairs(assignment: Assignment) -> list[ShownPair]:

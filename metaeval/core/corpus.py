@@ -18,6 +18,17 @@ class DataError(ValueError):
     """Input that cannot be scored (missing summary, unknown id); the message names document and reader."""
 
 
+class MissingSummary(DataError):
+    """A reader of a document lacks their own ("user") summary or a system's; ``what`` names them. The message
+    gives the command line's fix; ``metaeval.services`` words it for the run form."""
+
+    def __init__(self, doc_id: str, reader: str, lacking: list[str]) -> None:
+        self.doc_id, self.reader, self.lacking = doc_id, reader, list(lacking)
+        self.what = " and ".join(f'"{name}"' for name in lacking)
+        super().__init__(f'document "{doc_id}", reader "{reader}": no {self.what} summary '
+                         f"(use --missing drop to leave such readers out)")
+
+
 @dataclass(frozen=True)
 class Document:
     """One document: ``headline`` is ``doc_summ``, ``body`` is ``doc_text``."""
@@ -62,11 +73,7 @@ class Document:
             if not lacking:
                 kept.append(reader)
             elif missing == "error":
-                what = " and ".join(f'"{name}"' for name in lacking)
-                raise DataError(
-                    f'document "{self.doc_id}", reader "{reader}": no {what} summary '
-                    f"(use --missing drop to leave such readers out)"
-                )
+                raise MissingSummary(self.doc_id, reader, lacking)
         return kept
 
 

@@ -32,3 +32,45 @@ def test_cancel_then_retry_from_the_run_page(live_server, browser, monkeypatch):
     retried = MetaevalRun.objects.exclude(pk=run.pk).get()
     assert retried.status == "queued" and retried.parameters == run.parameters
     assert page.url.endswith(f"/research/runs/{retried.pk}/")
+
+
+def test_a_full_report_started_from_the_run_form(live_server, browser, monkeypatch, tmp_path, settings):
+    """The researcher fills in the form as a person does (dataset, study, a measure, the report's settings) and
+    reaches the finished report from the run page."""
+    from tests.conftest import build_study, complete_questionnaires, full_answers
+
+    monkeypatch.setenv("METAEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    settings.METAEVAL_RUN_LAUNCHER = "inline"
+    user = User.objects.create_user("former", password="former-pass-123")
+    user.groups.add(Group.objects.get_or_create(name=RESEARCHER_GROUP)[0])
+    study = build_study(build_dataset(name="formdata"), slug="formstudy")
+    complete_questionnaires(
+        study, lambda a, i: {k: str(1 + (n + i) % 6) for n, k in enumerate(full_answers(a))}, participants=2
+    )
+    page = browser.new_page()
+    page.goto(f"{live_server.url}/accounts/login/?next=/research/runs/")
+    page.fill("input[name=username]", "former")
+    page.fill("input[name=password]", "former-pass-123")
+    page.click("button[type=submit]")
+    page.select_option("select[name=dataset]", "formdata")
+    page.select_option("select[name=study]", "formstudy")
+    for box in page.locator("input[name=measures]").all():
+        box.uncheck()
+    page.check("input[name=measures][value=rouge_l]")
+    assert page.is_checked("input[name=full_report]")
+    assert page.is_visible("input[name=n_boot]")
+    page.uncheck("input[name=full_report]")
+    assert not page.is_visible("input[name=n_boot]")  # the report's settings hide with it
+    page.check("input[name=full_report]")
+    page.fill("input[name=seed]", "5")
+    page.fill("input[name=n_boot]", "30")
+    page.fill("input[name=n_permutations]", "20")
+    page.fill("input[name=stability_samples]", "2")
+    page.click("button:has-text('Start run')")
+    page.wait_for_selector("#open-report", timeout=60000)
+    run = MetaevalRun.objects.get()
+    assert run.kind == "report" and run.status == "done" and run.seed == 5
+    assert run.report["parameters"]["n_boot"] == 30
+    page.click("#open-report")
+    page.wait_for_selector("#fig-leaderboard .main-svg", timeout=20000)
+    assert page.url.endswith(f"/research/runs/{run.pk}/report/")

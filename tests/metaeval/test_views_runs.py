@@ -263,3 +263,75 @@ def test_csv_columns_of_an_empty_score_table(client, dataset):
     run = services.run_enqueue(dataset=dataset, options=RunOptions(measures=["rouge_l"]))
     rows = list(csv.reader(io.StringIO(client.get(f"/research/runs/{run.pk}/scores.csv").content.decode())))
     assert rows == [list(COLUMNS)]
+
+
+def test_the_form_offers_every_option_of_the_api(client, study):
+    """Every setting of an API run request has its input on the page, grouped, with its default filled in
+    (the neural measures' own options excepted: API and command line only)."""
+    from api.serializers import RunCreateSerializer
+    from metaeval.core.perseval import PARAMETERS
+    from metaeval.core.report import REPORT_OPTIONS
+
+    html = client.get("/research/runs/").content.decode()
+    names = set(re.findall(r'name="([a-z_]+)"', html))
+    api_fields = set(RunCreateSerializer().get_fields()) - {"measure_options", "kind", "report"}
+    expected = api_fields | {"full_report"} | {o.name for o in REPORT_OPTIONS} | {o.name for o in PARAMETERS}
+    assert expected <= names, expected - names
+    for legend in ("Data", "Measures", "PerSEval parameters", "Report"):
+        assert f"<legend>{legend}</legend>" in html
+    assert re.search(r'name="full_report"[^>]*checked', html) or re.search(r'checked[^>]*name="full_report"', html)
+    assert 'name="n_boot" value="1000"' in html and 'name="alpha" value="3.0"' in html
+
+
+def test_a_full_report_with_its_settings_from_the_form(client, study):
+    rate_all(study)
+    response = client.post("/research/runs/", form(
+        study, measures=["rouge_l"], full_report="on", seed="11", n_boot="40", n_permutations="30",
+        stability_samples="2", confidence="0.9", alpha="2.5", systems="", preprocess="none",
+    ))
+    assert response.status_code == 302
+    run = MetaevalRun.objects.get()
+    assert run.kind == "report" and run.status == "done", run.error
+    assert run.seed == 11 and run.parameters["alpha"] == 2.5
+    assert run.report["parameters"]["n_boot"] == 40 and run.report["parameters"]["confidence"] == 0.9
+    assert run.report["parameters"]["n_permutations"] == 30 and run.report["parameters"]["seed"] == 11
+    page = client.get(f"/research/runs/{run.pk}/").content.decode()
+    assert 'id="open-report"' in page
+
+
+def test_scores_only_when_full_report_is_unchecked_and_systems_are_checked(client, study):
+    bad = client.post("/research/runs/", form(study, systems="NoSuchSystem"))
+    assert bad.status_code == 400 and "Not a system of dataset" in bad.content.decode()
+    assert not MetaevalRun.objects.exists()
+    first = study.systems.exclude(name="user").order_by("name").first().name
+    assert client.post("/research/runs/", form(study, systems=first)).status_code == 302
+    run = MetaevalRun.objects.get()
+    assert run.kind == "scores" and run.status == "done", run.error
+    assert {row["system"] for row in run.scores} == {first}
+
+
+def test_an_incomplete_document_is_explained_in_the_forms_words_with_the_fix(client, study):
+    """A document added later (as in the admin) with summaries from some systems only."""
+    from survey.models import Document, Summary
+
+    rate_all(study)
+    some = Summary.objects.filter(document__dataset=study.dataset).select_related("reader", "system")
+    reader = some.first().reader
+    systems = sorted({s.system for s in some}, key=lambda system: system.name)
+    added = Document.objects.create(dataset=study.dataset, external_id="N-added", body="A later article.")
+    lacking = next(system for system in systems if system.name != "user")
+    for system in systems:
+        if system != lacking:
+            Summary.objects.create(document=added, reader=reader, system=system, text=f"{system.name} text")
+    assert client.post("/research/runs/", form(study, measures=["rouge_l"])).status_code == 302
+    run = MetaevalRun.objects.get()
+    assert run.status == "failed"
+    assert run.error.startswith("Incomplete data: ") and "--missing" not in run.error
+    assert '"N-added"' in run.error and f'"{lacking.name}"' in run.error
+    page = client.get(f"/research/runs/{run.pk}/").content.decode()
+    fix = re.search(r'id="run-fix" href="([^"]+)"', page).group(1).replace("&amp;", "&")
+    assert "missing=drop" in fix
+    again = client.get(fix).content.decode()
+    assert re.search(r'<option value="drop" selected>', again)
+    assert client.post("/research/runs/", form(study, measures=["rouge_l"], missing="drop")).status_code == 302
+    assert MetaevalRun.objects.latest("pk").status == "done"

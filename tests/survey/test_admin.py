@@ -62,3 +62,21 @@ def test_admin_actions_generate_and_open(dataset, admin_client_logged):
     admin_client_logged.post("/admin/survey/study/", {"action": "open_studies", "_selected_action": [study.pk]})
     study.refresh_from_db()
     assert study.status == "open"
+
+
+def test_documents_with_incomplete_summaries_are_flagged_and_filtered(dataset, admin_client_logged):
+    """A document a run would stop at (a reader without one system's summary) reads "n of m (incomplete)"."""
+    from survey.models import Summary
+
+    complete = Document.objects.filter(dataset=dataset).first()
+    broken = Document.objects.filter(dataset=dataset).exclude(pk=complete.pk).first()
+    Summary.objects.filter(document=broken).exclude(system__name="user").first().delete()
+    readers = Summary.objects.filter(document=complete).values("reader").distinct().count()
+    systems = Summary.objects.filter(document__dataset=dataset).values("system").distinct().count()
+    page = admin_client_logged.get("/admin/survey/document/").content.decode()
+    assert f"{readers * systems} of {readers * systems}<" in page
+    assert f"{readers * systems - 1} of {readers * systems} (incomplete)" in page
+    only = admin_client_logged.get("/admin/survey/document/?summaries=incomplete").content.decode()
+    assert broken.external_id in only and f">{complete.external_id}<" not in only
+    fine = admin_client_logged.get("/admin/survey/document/?summaries=complete").content.decode()
+    assert f">{broken.external_id}<" not in fine and complete.external_id in fine
