@@ -207,7 +207,7 @@ def test_failing_run_is_stored_with_its_error_and_parameters(dataset):
     result = services.run_process(run.pk)
     stored = MetaevalRun.objects.get(pk=run.pk)
     assert result.status == stored.status == "failed"
-    assert 'document "N2", reader "R1": no "SysnameB" summary' in stored.error
+    assert 'document "N2" has no "SysnameB" summary for reader "R1"' in stored.error
     assert stored.parameters == queued_parameters and RunOptions.from_dict(stored.parameters) == options
     assert stored.finished_at is not None and stored.scores == [] and stored.data_hash
     assert stored.progress["step"].startswith("failed during")
