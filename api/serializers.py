@@ -18,7 +18,6 @@ from metaeval.core.report import REPORT_OPTIONS
 from metaeval.core.report import check_settings as check_report_settings
 from metaeval.models import MetaevalRun
 from metaeval.option_fields import OptionSerializerField
-from survey import selectors as survey_selectors
 from survey.models import Dataset, Study
 
 # ---------------------------------------------------------------------------------------------- datasets
@@ -310,15 +309,11 @@ class RunCreateSerializer(serializers.Serializer):
     def validate(self, data: dict) -> dict:
         dataset, study = data["dataset"], data.get("study")
         errors = metaeval_selectors.run_request_errors(
-            dataset=dataset, study=study, aux=data.get("aux") or [], exclude_raters=data.get("exclude_raters") or []
+            dataset=dataset, study=study, aux=data.get("aux") or [], exclude_raters=data.get("exclude_raters") or [],
+            systems=data.get("systems") or [],
         )
         if "measures" in data and not data["measures"] and not data.get("aux"):
             errors["measures"] = "Give at least one measure."
-        if data.get("systems"):
-            known_systems = set(survey_selectors.dataset_systems(dataset=dataset).values_list("name", flat=True))
-            unknown_systems = [name for name in data["systems"] if name not in known_systems]
-            if unknown_systems:
-                errors["systems"] = f"Not a system of dataset {dataset.name}: {', '.join(unknown_systems)}."
         if errors:
             raise serializers.ValidationError(errors)
         return data

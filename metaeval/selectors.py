@@ -11,7 +11,7 @@ from metaeval.core.corpus import Corpus, Document, RatingTable, systems_in_order
 from metaeval.core.loaders import ratings_from_rows
 from metaeval.models import MetaevalRun
 from survey.models import RATING_MAX, RATING_MIN, Assignment, Dataset, Study, Summary
-from survey.selectors import participant_of_rater, rater_id, ratings_export_rows
+from survey.selectors import dataset_systems, participant_of_rater, rater_id, ratings_export_rows
 
 
 def corpus_from_dataset(*, dataset: Dataset) -> Corpus:
@@ -89,12 +89,20 @@ def parse_rater_ids(names: Iterable[str]) -> tuple[list[str], list[str]]:
 
 
 def run_request_errors(
-    *, dataset: Dataset | None, study: Study | None, aux: Sequence[str], exclude_raters: Sequence[str]
+    *, dataset: Dataset | None, study: Study | None, aux: Sequence[str], exclude_raters: Sequence[str],
+    systems: Sequence[str] = (),
 ) -> dict[str, str]:
     """Field -> message for a run request whose parts do not fit together: a study of another dataset, auxiliary
-    measures or excluded raters without a study, excluded raters who did not rate the study. The run form and
-    the API report these on their fields (``services.run_enqueue`` refuses the same requests)."""
+    measures or excluded raters without a study, excluded raters who did not rate the study, systems the dataset
+    does not have. The run form and the API report these on their fields (``services.run_enqueue`` refuses the
+    same requests)."""
     errors: dict[str, str] = {}
+    if dataset is not None and systems:
+        known = set(dataset_systems(dataset=dataset).values_list("name", flat=True))
+        unknown = [name for name in systems if name not in known]
+        if unknown:
+            errors["systems"] = (f"Not a system of dataset {dataset.name}: {', '.join(unknown)} "
+                                 f"(its systems: {', '.join(sorted(known))}).")
     if dataset is not None and study is not None and study.dataset_id != dataset.pk:
         errors["study"] = f'Study "{study.slug}" rates dataset "{study.dataset.name}", not "{dataset.name}".'
     if aux and study is None:

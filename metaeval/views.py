@@ -23,13 +23,13 @@ from metaeval import selectors, services
 from metaeval.assets import PLOTLY_JS, REPORT_JS
 from metaeval.cli import REPORT_BETA
 from metaeval.core.measures.registry import LEXICAL, MEASURES, NEURAL
+from metaeval.core.options import Option
 from metaeval.core.perseval import PARAMETERS
 from metaeval.core.pipeline import COLUMNS, DEFAULT_AUX, RunOptions
 from metaeval.core.records import table_columns, write_csv
 from metaeval.core.report import REPORT_OPTIONS
 from metaeval.models import MetaevalRun
 from metaeval.option_fields import form_field
-from survey import selectors as survey_selectors
 from survey.models import Dataset, Study
 from survey.research_views import researcher_required
 
@@ -40,7 +40,12 @@ def _measure_choices() -> list[tuple[str, str]]:
     return [(name, f"{name} (neural)" if name in NEURAL else name) for name in MEASURES]
 
 
-def _parameter_field(option) -> forms.Field:  # type: ignore[no-untyped-def]
+def _names(text: str | None) -> list[str]:
+    """The names in a text input, separated by commas, semicolons or spaces."""
+    return [part for part in re.split(r"[\s,;]+", (text or "").strip()) if part]
+
+
+def _parameter_field(option: Option) -> forms.Field:
     """A PerSEval parameter's form field: a checkbox for a yes/no one, else a checked text input (empty: default)."""
     if option.kind is bool:
         return forms.BooleanField(required=False, initial=option.default, label=option.name.replace("_", " "),
@@ -132,30 +137,21 @@ class RunForm(forms.Form):
                 for title, text, names in RUN_FORM_GROUPS]
 
     def clean_exclude_raters(self) -> list[str]:
-        text = self.cleaned_data.get("exclude_raters") or ""
-        ids, bad = selectors.parse_rater_ids(part for part in re.split(r"[\s,;]+", text.strip()) if part)
+        ids, bad = selectors.parse_rater_ids(_names(self.cleaned_data.get("exclude_raters")))
         if bad:
             raise forms.ValidationError(f"not a rater id: {', '.join(bad)} (write P12 or 12)")
         return ids
 
     def clean_systems(self) -> list[str]:
-        text = self.cleaned_data.get("systems") or ""
-        return [part for part in re.split(r"[\s,;]+", text.strip()) if part]
+        return _names(self.cleaned_data.get("systems"))
 
     def clean(self) -> dict[str, Any]:
         super().clean()
         data = self.cleaned_data
         errors = selectors.run_request_errors(
             dataset=data.get("dataset"), study=data.get("study"), aux=data.get("aux") or [],
-            exclude_raters=data.get("exclude_raters") or [],
+            exclude_raters=data.get("exclude_raters") or [], systems=data.get("systems") or [],
         )
-        dataset = data.get("dataset")
-        if dataset is not None and data.get("systems"):
-            known = set(survey_selectors.dataset_systems(dataset=dataset).values_list("name", flat=True))
-            unknown = [name for name in data["systems"] if name not in known]
-            if unknown:
-                errors["systems"] = (f"Not a system of dataset {dataset.name}: {', '.join(unknown)} "
-                                     f"(its systems: {', '.join(sorted(known))}).")
         for field, message in errors.items():
             self.add_error(field, message)
         if not data.get("measures") and not data.get("aux") and "measures" not in self.errors:

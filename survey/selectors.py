@@ -117,11 +117,17 @@ class StudyProgress:
         return 100.0 * self.ratings_sets / self.ratings_sets_needed if self.ratings_sets_needed else 0.0
 
 
-def study_progress(study: Study, now=None) -> StudyProgress:
-    now = now or timezone.now()
-    live = Q(assignments__released_at__isnull=True) & (
+def holds_a_slot(now) -> Q:
+    """A questionnaire's condition on its assignments (``assignments__``) that hold a slot: unreleased, and either
+    completed or still within their time. An expired unfinished hold is free even before it is released."""
+    return Q(assignments__released_at__isnull=True) & (
         Q(assignments__completed_at__isnull=False) | Q(assignments__expires_at__gt=now)
     )
+
+
+def study_progress(study: Study, now=None) -> StudyProgress:
+    now = now or timezone.now()
+    live = holds_a_slot(now)
     rows = Questionnaire.objects.filter(study=study).annotate(
         done=Count("assignments", filter=Q(assignments__completed_at__isnull=False)),
         held=Count("assignments", filter=live),

@@ -13,10 +13,10 @@ from collections.abc import Mapping
 from datetime import timedelta
 
 from django.db import IntegrityError, transaction
-from django.db.models import Count, Q
+from django.db.models import Count
 from django.utils import timezone
 
-from survey import design
+from survey import design, selectors
 from survey.models import (
     RATING_MAX,
     RATING_MIN,
@@ -147,7 +147,8 @@ def assignments_release_expired(*, study: Study | None = None, now=None) -> int:
 
 
 def _free_slot(questionnaire: Questionnaire, capacity: int, now) -> int | None:
-    """The lowest slot of ``questionnaire`` that no live assignment holds (call with the questionnaire locked).
+    """The lowest slot of ``questionnaire`` that no live assignment holds (``selectors.holds_a_slot``, here on the
+    fetched rows; call with the questionnaire locked).
 
     Holds whose time ran out are released here, so their slots can be given again (the slot is unique among
     unreleased assignments)."""
@@ -225,11 +226,8 @@ def assignment_claim(*, participant: Participant, now=None) -> Assignment:
         current = _live_assignment(participant, now)
         if current is not None:
             return current
-        # held = unreleased and either completed or still within its time (expired holds are released when their
-        # questionnaire is claimed, below)
-        live = Q(assignments__released_at__isnull=True) & (
-            Q(assignments__completed_at__isnull=False) | Q(assignments__expires_at__gt=now)
-        )
+        # expired holds do not count; they are released when their questionnaire is claimed (_free_slot)
+        live = selectors.holds_a_slot(now)
         candidates = list(
             Questionnaire.objects.filter(study=study)
             .exclude(assignments__participant=participant)
