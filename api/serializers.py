@@ -68,8 +68,14 @@ class StudyProgressSerializer(serializers.Serializer):
 
     questionnaires = serializers.IntegerField()
     complete = serializers.IntegerField(help_text="Questionnaires with every slot completed.")
-    in_progress = serializers.IntegerField(help_text="Some slot held or completed, not all completed.")
-    open = serializers.IntegerField(help_text="Nothing held.")
+    all_slots_taken = serializers.IntegerField(
+        help_text="Not complete, but every slot is held (being rated or submitted): nothing to hand out now."
+    )
+    with_free_slot = serializers.IntegerField(
+        help_text="Questionnaires with fewer live or completed assignments than raters_per_questionnaire: the next "
+        "participant can get one. complete + all_slots_taken + with_free_slot = questionnaires."
+    )
+    free_slots = serializers.IntegerField(help_text="Free slots over all questionnaires.")
     ratings_sets = serializers.IntegerField(help_text="Completed assignments.")
     ratings_sets_needed = serializers.IntegerField()
     participants = serializers.IntegerField(help_text="Participants with a completed questionnaire.")

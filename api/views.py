@@ -171,7 +171,9 @@ class StudyRatings(APIView):
         description=(
             "Every rating of the study's completed questionnaires in the export layout of `manage.py "
             "export_ratings` (`doc_id,system,uid1,uid2,rating,rater,study,questionnaire,shown_position,swapped,"
-            "claimed_at,completed_at,rated_at`), streamed. Choose the format with `?as=csv` (default) or "
+            "claimed_at,completed_at,rated_at,automatic`; `automatic` is 1 for an identical pair recorded at the top "
+            "of the scale without being shown, under the study setting `identical_pairs=auto`), streamed. Choose "
+            "the format with `?as=csv` (default) or "
             "`?as=jsonl`; `?format=` is accepted as a synonym."
         ),
         parameters=[OpenApiParameter("as", str, enum=list(exporting.FORMATS), default="csv",

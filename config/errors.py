@@ -8,6 +8,7 @@ import logging
 from django.conf import settings
 from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
 from django.template import loader
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
@@ -30,6 +31,23 @@ def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpR
     if _wants_json(request):
         return JsonResponse({"detail": "Not found."}, status=404)
     return _page("404.html", 404)
+
+
+RESEARCH_PREFIX = "/research/"
+
+
+def permission_denied(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """What is missing and how to fix it: who is signed in, a log-out button (then log in again and come back) and
+    a link home; JSON under /api/."""
+    if _wants_json(request):
+        return JsonResponse({"detail": "You do not have permission to perform this action."}, status=403)
+    reason = str(exception) if exception is not None and str(exception) else ""
+    return render(
+        request,
+        "403.html",
+        {"for_researchers": request.path.startswith(RESEARCH_PREFIX), "reason": reason, "back_to": request.path},
+        status=403,
+    )
 
 
 def server_error(request: HttpRequest) -> HttpResponse:

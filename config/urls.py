@@ -1,5 +1,6 @@
 """Top-level URL map: participant pages at /, researcher pages under /research/ (runs under /research/runs/),
-the HTTP API under /api/, admin under /admin/, the health check at /healthz; error pages in config/errors.py."""
+the HTTP API under /api/, admin under /admin/, the health check at /healthz; error pages (403, 404, 500) in
+config/errors.py."""
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
@@ -17,5 +18,6 @@ urlpatterns = [
     path("", include("survey.urls")),
 ]
 
+handler403 = errors.permission_denied
 handler404 = errors.not_found
 handler500 = errors.server_error

@@ -20,18 +20,31 @@ import json
 import math
 import secrets
 import sys
+import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
+from metaeval.cli_args import at_least
 from metaeval.core.cache import open_cache
 from metaeval.core.corpus import DataError
+from metaeval.core.display import ascii_text, cells_of, correlation_warnings, fmt_number, fmt_p
 from metaeval.core.fileio import ImporterError
 from metaeval.core.measures.base import MeasureUnavailable
 from metaeval.core.measures.registry import NEURAL, REPORT_DEFAULT, measure_option_names, parse_measures
 from metaeval.core.options import Option, OptionError
 from metaeval.core.perseval import PARAMETERS, Params
-from metaeval.core.pipeline import COLUMNS, DEFAULT_AUX, HJ_PREFIX, Progress, RunOptions, RunResult, run_scores
+from metaeval.core.pipeline import (
+    COLUMNS,
+    DEFAULT_AUX,
+    HJ_PREFIX,
+    Progress,
+    ProgressEvent,
+    RunOptions,
+    RunResult,
+    run_scores,
+)
+from metaeval.core.progress import ProgressTracker, TerminalProgress, is_terminal, planned_steps
 from metaeval.core.records import json_safe, run_document, table_columns, write_csv
 from metaeval.core.report import REPORT_OPTIONS
 
@@ -121,38 +134,54 @@ def measure_options_from_args(args: argparse.Namespace, names: Sequence[str]) ->
     return {name: opts for name, opts in out.items() if opts}
 
 
-def _progress(args: argparse.Namespace) -> Progress | None:
-    return (lambda event: print(event.message, file=sys.stderr)) if args.verbose else None
+def _lines(event: ProgressEvent) -> None:
+    print(event.message, file=sys.stderr)
 
 
-def _execute(args: argparse.Namespace, options: RunOptions, runner: Callable[..., _T]) -> _T:
-    """Load the dataset (and ratings) named by ``args`` and call ``runner`` the way ``run_scores`` is called."""
+def progress_for(args: argparse.Namespace, options: RunOptions, *, report: bool) -> ProgressTracker:
+    """The run's progress on stderr, counted as the run page counts it: a bar redrawn in place when stderr is a
+    terminal (with ``-v`` each step's line above it; not with ``--no-progress``), otherwise nothing, or with ``-v``
+    one line per step. Use it as a ``with`` block around the run."""
+    if args.ratings and not options.aux:
+        options.aux = list(DEFAULT_AUX)
+    total = planned_steps(options, hj=bool(args.ratings), report=report)
+    if is_terminal(sys.stderr) and not getattr(args, "no_progress", False):
+        return TerminalProgress(total, sys.stderr, lines=bool(args.verbose))
+    return ProgressTracker(total, forward=_lines if args.verbose else None)
+
+
+def _execute(args: argparse.Namespace, options: RunOptions, runner: Callable[..., _T], progress: Progress) -> _T:
+    """Load the dataset (and ratings) named by ``args`` and call ``runner`` the way ``run_scores`` is called;
+    ``progress`` is a :class:`ProgressTracker`, told when the data is loaded, or any callback."""
     from metaeval.core.loaders import load_corpus, load_ratings
 
     corpus = load_corpus(args.dataset)
     ratings = load_ratings(args.ratings) if args.ratings else None
     if ratings is not None and not options.aux:
         options.aux = list(DEFAULT_AUX)
-    progress = _progress(args)
+    if isinstance(progress, ProgressTracker):
+        progress.data_loaded()
     if args.no_cache:
         return runner(corpus, options, ratings=ratings, progress=progress)
     with open_cache(args.cache_dir) as cache:
         return runner(corpus, options, ratings=ratings, cache=cache, progress=progress)
 
 
-def _run(args: argparse.Namespace, options: RunOptions) -> RunResult:
-    return _execute(args, options, run_scores)
+def _run(args: argparse.Namespace, options: RunOptions, progress: Progress) -> RunResult:
+    return _execute(args, options, run_scores, progress)
 
 
-def _study(args: argparse.Namespace, options: RunOptions) -> StudyData:
+def _study(args: argparse.Namespace, options: RunOptions, progress: Progress) -> StudyData:
     """The run as :class:`~metaeval.core.studies.StudyData` (``.result`` is what :func:`_run` returns)."""
     from metaeval.core.studies import prepare_study
 
-    return _execute(args, options, prepare_study)
+    return _execute(args, options, prepare_study, progress)
 
 
 def cmd_score(args: argparse.Namespace) -> int:
-    result = _run(args, options_from_args(args, beta_default=1.0, has_ratings=bool(args.ratings)))
+    options = options_from_args(args, beta_default=1.0, has_ratings=bool(args.ratings))
+    with progress_for(args, options, report=False) as progress:
+        result = _run(args, options, progress)
     out = _open_out(args.out)
     try:
         if args.format == "json":
@@ -208,15 +237,30 @@ def cmd_report(args: argparse.Namespace) -> int:
     """Scores for every lexical measure, HJ variants, the correlation grid and per-document detail, in one folder."""
     options = options_from_args(args, beta_default=REPORT_BETA, has_ratings=bool(args.ratings))
     settings = full_settings(args)
-    data = _study(args, options) if settings is not None else None
-    result = data.result if data is not None else _run(args, options)
-    assert result is not None
+    with progress_for(args, options, report=settings is not None) as progress:
+        data = _study(args, options, progress) if settings is not None else None
+        result = data.result if data is not None else _run(args, options, progress)
+        assert result is not None
+        grid = grid_from_rows(result.table(), "perseval", "perseval") if options.aux else []
+        full = write_files(args, result, grid, data, settings, progress)
+    print(summary_text(result, grid))
+    print(f"\nWrote {Path(args.out_dir)}/scores.csv, correlations.csv, documents.csv, readers.csv, run.json")
+    if full is not None:
+        print(full)
+    return 0
+
+
+def write_files(
+    args: argparse.Namespace, result: RunResult, grid: Sequence[Mapping[str, object]], data: StudyData | None,
+    settings: Mapping[str, Any] | None, progress: Progress,
+) -> str | None:
+    """The report folder's files (and, with ``data`` and ``settings``, the full report's); returns the line that
+    names the full report's files, or None."""
     folder = Path(args.out_dir)
     folder.mkdir(parents=True, exist_ok=True)
     table = result.table()
     with open(folder / "scores.csv", "w", encoding="utf-8", newline="") as handle:
         write_csv(table, COLUMNS, handle)
-    grid = grid_from_rows(table, "perseval", "perseval") if options.aux else []
     if grid:
         with open(folder / "correlations.csv", "w", encoding="utf-8", newline="") as handle:
             write_csv(grid, list(grid[0]), handle)
@@ -234,12 +278,9 @@ def cmd_report(args: argparse.Namespace) -> int:
         write_csv(readers, list(readers[0]) if readers else ["system", "measure"], handle)
     with open(folder / "run.json", "w", encoding="utf-8") as handle:
         json.dump({**run_document(result), "correlations": json_safe(grid)}, handle, indent=2)
-    full = write_full_report(args, data, settings, folder) if data is not None and settings is not None else None
-    print(summary_text(result, grid))
-    print(f"\nWrote {folder}/scores.csv, correlations.csv, documents.csv, readers.csv, run.json")
-    if full is not None:
-        print(full)
-    return 0
+    if data is None or settings is None:
+        return None
+    return write_full_report(args, data, settings, folder, progress)
 
 
 def full_settings(args: argparse.Namespace) -> dict[str, Any] | None:
@@ -274,7 +315,8 @@ def read_rating_rows(path: str) -> list[dict[str, str]]:
 
 
 def write_full_report(
-    args: argparse.Namespace, data: StudyData, settings: Mapping[str, Any], folder: Path
+    args: argparse.Namespace, data: StudyData, settings: Mapping[str, Any], folder: Path,
+    progress: Progress | None = None,
 ) -> str:
     """``report.json`` (:func:`metaeval.core.report.build_report`'s document) and ``tables/<name>.csv`` per table;
     returns the line that names them and the seed."""
@@ -282,7 +324,7 @@ def write_full_report(
 
     document = build_report(
         data, params=data.options.params, rating_rows=read_rating_rows(args.ratings) if args.ratings else None,
-        progress=_progress(args), **settings,
+        progress=progress, **settings,
     )
     with open(folder / "report.json", "w", encoding="utf-8") as handle:
         json.dump(document, handle, indent=2, allow_nan=False)
@@ -302,12 +344,14 @@ def summary_text(result: RunResult, grid: Sequence[dict[str, object]]) -> str:
     for row in result.table():
         by_measure.setdefault(str(row["measure"]), []).append(row)
     beta = result.options.params.beta
+    name_width = max([22, *(len(str(row["system"])) + 2 for row in result.table())])
     for measure, rows in by_measure.items():
         lines.append(f"\n{measure}  (PerSEval beta={beta})")
-        lines.append(f"  {'system':<22}{'PerSEval':>10}{'DEGRESS':>10}{'EGISES':>10}{'acc.dist':>10}{'P-Acc':>10}")
+        lines.append(f"  {'system':<{name_width}}{'PerSEval':>10}{'DEGRESS':>10}{'EGISES':>10}{'acc.dist':>10}"
+                     f"{'P-Acc':>10}")
         for row in sorted(rows, key=lambda r: -_sortable(r["perseval"])):
             lines.append(
-                f"  {row['system']!s:<22}" + "".join(
+                f"  {row['system']!s:<{name_width}}" + "".join(
                     f"{_fmt(row[key]):>10}" for key in ("perseval", "degress", "egises", "accuracy", "p_acc")
                 )
             )
@@ -318,13 +362,42 @@ def summary_text(result: RunResult, grid: Sequence[dict[str, object]]) -> str:
         lines.append("\nUnavailable measures (not scored)")
         lines.extend(f"  {name}: {text}" for name, text in result.unavailable.items())
     if grid:
-        lines.append("\nHuman-judgment correlation of PerSEval (Pearson r / Spearman rho / Kendall tau)")
-        for cell in grid:
-            lines.append(
-                f"  {cell['auto_measure']!s:<12} vs {cell['hj_measure']!s:<14} "
-                f"r={_fmt(cell['pearson'])} rho={_fmt(cell['spearman'])} tau={_fmt(cell['kendall'])} n={cell['n']}"
-            )
+        lines.append("")
+        lines.extend(grid_text(grid))
     return "\n".join(lines).lstrip("\n")
+
+
+def grid_text(grid: Sequence[Mapping[str, object]]) -> list[str]:
+    """The HJ correlation grid for a terminal: each coefficient with its two-sided p-value, n (the systems
+    correlated), then the warnings of :func:`~metaeval.core.display.correlation_warnings` (few systems, +-1,
+    undefined), in ASCII."""
+    methods = (("pearson", "Pearson r"), ("spearman", "Spearman rho"), ("kendall", "Kendall tau"))
+    auto_width = max(len("automatic"), *(len(str(cell["auto_measure"])) for cell in grid)) + 2
+    hj_width = max(len("human judgment"), *(len(str(cell["hj_measure"])) for cell in grid)) + 2
+    cells = [[_with_p(cell.get(method), cell.get(f"{method}_p")) for method, _ in methods] for cell in grid]
+    width = max(len(name) for _, name in methods)
+    width = max(width, *(len(text) for row in cells for text in row)) + 3
+    lines = [
+        "Human-judgment correlation of PerSEval (two-sided p-value in brackets; n = systems correlated)",
+        "  " + "automatic".ljust(auto_width) + "human judgment".ljust(hj_width)
+        + "".join(name.ljust(width) for _, name in methods) + "n",
+    ]
+    for cell, texts in zip(grid, cells, strict=True):
+        lines.append("  " + str(cell["auto_measure"]).ljust(auto_width) + str(cell["hj_measure"]).ljust(hj_width)
+                     + "".join(text.ljust(width) for text in texts) + str(cell["n"]))
+    warnings = dict.fromkeys(
+        ascii_text(text) for method, _ in methods for text in correlation_warnings(cells_of(grid, method), method)
+    )
+    lines.extend(textwrap.fill(text, 110, initial_indent="  warning: ", subsequent_indent="    ") for text in warnings)
+    return lines
+
+
+def _with_p(r: object, p: object) -> str:
+    """``0.9387 (p < 0.001)``, ``0.4120 (p = 0.236)``; ``n/a`` for an undefined coefficient."""
+    if r is None or (isinstance(r, float) and math.isnan(r)):
+        return "n/a"
+    p_text = fmt_p(p, missing="n/a")
+    return f"{_fmt(r)} (p {p_text if p_text.startswith('<') else '= ' + p_text})"
 
 
 def _sortable(value: object) -> float:
@@ -332,7 +405,8 @@ def _sortable(value: object) -> float:
 
 
 def _fmt(value: object) -> str:
-    return f"{value:.4f}" if isinstance(value, float) else str(value)
+    """A number as the report shows it (:func:`~metaeval.core.display.fmt_number`), in ASCII."""
+    return ascii_text(fmt_number(value, missing="n/a"))
 
 
 def _option_type(option: Option) -> Callable[[str], object]:
@@ -424,23 +498,13 @@ def _add_run_arguments(parser: argparse.ArgumentParser, *, measures: str, beta_d
     parser.add_argument("dataset", help="consolidated JSON / JSON Lines dataset")
     parser.add_argument("--ratings", help="ratings CSV: doc_id,system,uid1,uid2,rating (system=user for reader pairs)")
     add_scoring_arguments(parser, measures=measures, beta_default=beta_default)
-    parser.add_argument("-v", "--verbose", action="store_true", help="progress on stderr")
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="each step's line on stderr (above the progress bar on a terminal, alone when piped)")
+    parser.add_argument("--no-progress", action="store_true",
+                        help="no progress bar (by default one is drawn on stderr when it is a terminal)")
 
 
-def _at_least(low: int) -> Callable[[str], int]:
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            value = low - 1
-        if value < low:
-            raise argparse.ArgumentTypeError(f"{text!r} is not an integer >= {low}")
-        return value
-
-    return parse
-
-
-_natural = _at_least(0)
+_natural = at_least(0)
 
 
 def build_parser() -> argparse.ArgumentParser:

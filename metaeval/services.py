@@ -32,10 +32,12 @@ from metaeval.core.cache import DistanceCache, open_cache
 from metaeval.core.corpus import MissingSummary
 from metaeval.core.measures.registry import MEASURES
 from metaeval.core.pipeline import Distribute, Progress, ProgressEvent, RunOptions, RunResult, run_scores
+from metaeval.core.progress import ProgressTracker, planned_steps
 from metaeval.core.records import run_document
 from metaeval.core.report import build_report
 from metaeval.core.report import check_settings as check_report_settings
 from metaeval.models import MetaevalRun
+from survey import selectors as survey_selectors
 from survey.models import Dataset, Study
 
 log = logging.getLogger(__name__)
@@ -123,21 +125,22 @@ class RunLease(Heartbeat):
             raise RunCancelled(f"metaeval run {self.run_id} was cancelled")
 
 
-class ProgressRecorder:
-    """The pipeline's progress callback for one run: keeps ``run.progress`` current (step, done/total steps, the
-    last messages) and writes it to the row at most every :data:`PROGRESS_INTERVAL` seconds.
-
-    Steps: loading the data, then one per measure and one per auxiliary measure (HJ), each done at its
-    ``finished`` :class:`~metaeval.core.pipeline.ProgressEvent` (a measure that could not run finishes at once).
+class ProgressRecorder(ProgressTracker):
+    """The pipeline's progress callback for one run: a :class:`~metaeval.core.progress.ProgressTracker` (step,
+    done/total steps, the last messages; the steps of :func:`~metaeval.core.progress.planned_steps`) that keeps
+    ``run.progress`` current and writes it to the row at most every :data:`PROGRESS_INTERVAL` seconds. ``guard``
+    runs before each event (a cancelled run, or a lost lease, stops there). The command line counts the same
+    steps with :class:`~metaeval.core.progress.TerminalProgress`.
     """
+
+    keep = PROGRESS_MESSAGES
 
     def __init__(
         self, run: MetaevalRun, total: int, forward: Progress | None = None, guard: Callable[[], None] | None = None
     ) -> None:
+        super().__init__(total, forward)
         self.run = run
-        self.forward = forward
         self.guard = guard
-        self.state: dict[str, object] = {"step": "loading data", "done": 0, "total": total, "messages": []}
         self._written = 0.0
         self.run.progress = self.state
         self._write(force=True)
@@ -145,30 +148,15 @@ class ProgressRecorder:
     def __call__(self, event: ProgressEvent) -> None:
         if self.guard is not None:
             self.guard()  # a cancelled run, or a lost lease, stops here
-        if self.forward is not None:
-            self.forward(event)
-        messages = [*self.state["messages"], event.message][-PROGRESS_MESSAGES:]  # type: ignore[misc]
-        self.state["messages"] = messages
-        self.state["step"] = event.message
-        if event.kind == "finished":
-            self._advance()
-        self._write()
+        super().__call__(event)
 
-    def data_loaded(self) -> None:
-        self._advance()
+    def changed(self, event: ProgressEvent | None) -> None:
         self._write()
 
     def finish(self, *, ok: bool) -> None:
         """Final state in ``run.progress`` (the caller saves the row)."""
-        if ok:
-            self.state["done"] = self.state["total"]
-            self.state["step"] = "done"
-        else:
-            self.state["step"] = f"failed during: {self.state['step']}"
+        super().finish(ok=ok)
         self.run.progress = dict(self.state)
-
-    def _advance(self) -> None:
-        self.state["done"] = min(int(self.state["done"]) + 1, int(self.state["total"]))  # type: ignore[call-overload]
 
     def _write(self, *, force: bool = False) -> None:
         now = time.monotonic()
@@ -215,7 +203,7 @@ def _execute(
     ends it writing nothing (the run belongs to another worker)."""
     study = run.study if options.aux else None
     full_report = run.kind == MetaevalRun.Kind.REPORT
-    steps = 1 + len(options.measures) + (len(options.aux) if study else 0) + (1 if full_report else 0)
+    steps = planned_steps(options, hj=study is not None, report=full_report)
     recorder = ProgressRecorder(run, steps, progress, guard=lease.check if lease is not None else None)
     try:
         corpus = selectors.corpus_from_dataset(dataset=run.dataset)
@@ -340,6 +328,7 @@ def run_enqueue(
     exclude_raters: Sequence[str] = (),
     kind: str = "scores",
     report: Mapping[str, object] | None = None,
+    study_exclusions: bool = True,
 ) -> MetaevalRun:
     """A ``queued`` run for a Celery worker (:func:`run_launch`) or :func:`run_process` here.
 
@@ -348,9 +337,10 @@ def run_enqueue(
     ``resample``, ...); its random draws use ``seed`` (a fresh one is drawn and stored when none is given).
 
     ``parameters`` is ``options.as_dict()`` plus ``skip_unavailable`` and ``workers`` (so that
-    ``RunOptions.from_dict`` rebuilds ``options``). ``exclude_raters`` (ids as exported, e.g. ``"P12"``) are left
-    out of the study's ratings. Raises ``ValueError`` for a study of another dataset, auxiliary measures or
-    excluded raters without a study, or an unknown measure name.
+    ``RunOptions.from_dict`` rebuilds ``options``). ``exclude_raters`` (ids as exported, e.g. ``"P12"``) and the
+    participants excluded on the study's participants page when ``study_exclusions`` (recorded with the run, so a
+    retry scores the same ratings) are left out of the study's ratings. Raises ``ValueError`` for a study of
+    another dataset, auxiliary measures or excluded raters without a study, or an unknown measure name.
     """
     _check_study(dataset, study)
     if options.aux and study is None:
@@ -376,7 +366,10 @@ def run_enqueue(
         kind=kind,
         parameters=parameters,
         seed=seed,
-        excluded_raters=list(dict.fromkeys(str(rater) for rater in exclude_raters)),
+        excluded_raters=list(dict.fromkeys(
+            [str(rater) for rater in exclude_raters]
+            + (survey_selectors.excluded_raters(study=study) if study and study_exclusions else [])
+        )),
         progress={"step": "queued", "done": 0, "total": 0, "messages": []},
     )
     log.info("run queued", extra={"event": "run.queued", "run": run.pk, "kind": kind, "dataset": dataset.name,
@@ -397,6 +390,7 @@ def run_repeat(run: MetaevalRun, *, user: User | AnonymousUser | None = None) ->
         exclude_raters=run.excluded_raters or (),
         kind=run.kind,
         report=parameters.get("report") if run.kind == MetaevalRun.Kind.REPORT else None,  # type: ignore[arg-type]
+        study_exclusions=False,  # the copy leaves out exactly whom the run left out
     )
 
 

@@ -22,6 +22,7 @@ from django.views.decorators.http import require_http_methods, require_safe
 from metaeval import selectors, services
 from metaeval.assets import PLOTLY_JS, REPORT_JS
 from metaeval.cli import REPORT_BETA
+from metaeval.core import display
 from metaeval.core.measures.registry import LEXICAL, MEASURES, NEURAL
 from metaeval.core.options import Option
 from metaeval.core.perseval import PARAMETERS
@@ -304,25 +305,18 @@ def _report_table(pk: int, name: str) -> tuple[MetaevalRun, list[dict]]:
     return run, rows
 
 
-def _cell(value: object) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, float):
-        return f"{value:.4g}" if abs(value) < 1e-3 and value != 0 else f"{value:.4f}"
-    return str(value)
-
-
 def _report_context(run: MetaevalRun, *, standalone: bool) -> dict[str, object]:
-    """The report page's context: the document, and each table as (name, columns, formatted rows)."""
+    """The report page's context: the document, each table in words (:func:`metaeval.core.display.table_view`:
+    captions, column headings, one number format), the correlation grid per coefficient with its warnings, and
+    the names and warnings the figures need (``display``, embedded beside the document)."""
     report = run.report
-    tables = []
-    for name, rows in report.get("tables", {}).items():
-        columns = table_columns(rows)
-        tables.append((name, columns, [[_cell(row.get(key)) for key in columns] for row in rows]))
     context: dict[str, object] = {
-        "run": run, "report": report, "tables": tables, "parameters": report.get("parameters", {}),
-        "standalone": standalone, "base_template": "research/base.html", "plotly_src": PLOTLY_JS,
-        "report_src": REPORT_JS,
+        "run": run, "report": report, "parameters": report.get("parameters", {}),
+        "tables": [display.table_view(name, rows) for name, rows in report.get("tables", {}).items()],
+        "correlation": display.correlation_view(report), "display": display.figure_texts(report),
+        "alphas": _alpha_rows(report), "confidence": _percent(report.get("parameters", {}).get("confidence")),
+        "standalone": standalone, "base_template": "research/base.html",
+        "plotly_src": PLOTLY_JS, "report_src": REPORT_JS,
     }
     if standalone:
         context.update(
@@ -332,6 +326,19 @@ def _report_context(run: MetaevalRun, *, standalone: bool) -> dict[str, object]:
             report_js=_inline_script(selectors.static_text(REPORT_JS)),
         )
     return context
+
+
+def _percent(share: object) -> str:
+    """A confidence level as people write it: 0.95 -> "95 %"."""
+    return f"{float(share) * 100:g} %" if isinstance(share, (int, float)) else "–"
+
+
+def _alpha_rows(report: dict) -> list[dict[str, object]]:
+    """The rater section's alphas, formatted as every number of the report is."""
+    rows = (report.get("raters") or {}).get("alphas") or []
+    return [{**row, "alpha_text": "undefined" if row.get("alpha") is None else display.fmt_number(row["alpha"]),
+             "interval": display.MISSING if row.get("low") is None
+             else f"{display.fmt_number(row['low'])} to {display.fmt_number(row.get('high'))}"} for row in rows]
 
 
 def _inline_script(text: str) -> str:

@@ -1,12 +1,24 @@
-"""Curation in the Django admin: search, filters, inlines; ratings and assignments are read-only."""
+"""Curation in the Django admin: search, filters, inlines; ratings and assignments are read-only; datasets are
+imported from an uploaded file (the importers the management commands use); a study's status changes only through
+its actions."""
 from __future__ import annotations
 
-from django.contrib import admin, messages
-from django.db.models import F, QuerySet
-from django.http import HttpRequest
+import tempfile
+from pathlib import Path
 
+from django import forms
+from django.contrib import admin, messages
+from django.core.files.uploadedfile import UploadedFile
+from django.db.models import F, QuerySet
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import URLPattern, path, reverse
+
+from metaeval.core.fileio import ImporterError
 from survey import selectors, services
+from survey.importers import files as import_files
 from survey.models import (
+    REFERENCE_SYSTEM,
     Assignment,
     Dataset,
     Document,
@@ -45,10 +57,105 @@ class ReadOnlyAdmin(admin.ModelAdmin):
         return request.user.is_superuser
 
 
+class DatasetImportForm(forms.Form):
+    """An uploaded consolidated JSON(L) file, or the two PENS files."""
+
+    CONSOLIDATED, PENS = "consolidated", "pens"
+    kind = forms.ChoiceField(
+        choices=[(CONSOLIDATED, "Consolidated JSON / JSON Lines"), (PENS, "PENS (news.tsv + personalized_test.tsv)")],
+        widget=forms.RadioSelect,
+        initial=CONSOLIDATED,
+    )
+    dataset = forms.CharField(
+        required=False,
+        max_length=100,
+        help_text='Dataset name (letters, digits, "-", "_"). Empty: the file name for a consolidated file, '
+        f'"{import_files.PENS_DEFAULT_DATASET}" for PENS. An existing dataset is updated (re-importing changes '
+        "nothing).",
+    )
+    file = forms.FileField(required=False, label="Consolidated file")
+    missing = forms.ChoiceField(
+        choices=[("error", "refuse the file (nothing is stored)"), ("drop", "import only what is present")],
+        initial="error",
+        label="A reader lacking a user or system summary",
+    )
+    news = forms.FileField(required=False, label="PENS news.tsv")
+    test = forms.FileField(required=False, label="PENS personalized_test.tsv")
+
+    def clean(self) -> dict:
+        data = super().clean() or {}
+        needed = ["file"] if data.get("kind") == self.CONSOLIDATED else ["news", "test"]
+        for name in needed:
+            if not data.get(name):
+                self.add_error(name, "Choose a file.")
+        return data
+
+
+def _saved(upload: UploadedFile, folder: Path) -> Path:
+    """The upload written under its own base name (which the importers' messages quote as file:line)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / (Path(upload.name or "upload").name or "upload")
+    with target.open("wb") as out:
+        for chunk in upload.chunks():
+            out.write(chunk)
+    return target
+
+
+def dataset_import_upload(form: DatasetImportForm) -> str:
+    """Run the importer the form asks for on its uploaded files; the import's one-line report, or ImporterError
+    (nothing stored)."""
+    data = form.cleaned_data
+    with tempfile.TemporaryDirectory(prefix="dataset-upload-") as tmp:
+        folder = Path(tmp)
+        if data["kind"] == DatasetImportForm.PENS:
+            news, test = _saved(data["news"], folder / "news"), _saved(data["test"], folder / "test")
+            result = import_files.pens_import(
+                news, test, dataset=data["dataset"] or import_files.PENS_DEFAULT_DATASET
+            )
+        else:
+            result = import_files.consolidated_import(
+                _saved(data["file"], folder), dataset=data["dataset"], missing=data["missing"]
+            )
+    return result.describe()
+
+
 @admin.register(Dataset)
 class DatasetAdmin(admin.ModelAdmin):
     list_display = ["name", "source", "created_at"]
     search_fields = ["name", "description"]
+    change_list_template = "admin/survey/dataset/change_list.html"
+
+    def get_urls(self) -> list[URLPattern]:
+        extra = [path("import/", self.admin_site.admin_view(self.import_view), name="survey_dataset_import")]
+        return extra + super().get_urls()
+
+    def import_view(self, request: HttpRequest) -> HttpResponse:
+        """Upload a consolidated or PENS file; the importer's counts or its error (file:line) as a message."""
+        if not self.has_add_permission(request):
+            from django.core.exceptions import PermissionDenied
+
+            raise PermissionDenied("Importing a dataset needs the permission to add datasets.")
+        if request.method == "POST":
+            form = DatasetImportForm(request.POST, request.FILES)
+            if form.is_valid():
+                try:
+                    report = dataset_import_upload(form)
+                except ImporterError as exc:
+                    self.message_user(request, f"Nothing was imported: {exc}", messages.ERROR)
+                except (OSError, UnicodeDecodeError) as exc:
+                    self.message_user(request, f"Nothing was imported: cannot read the file ({exc})", messages.ERROR)
+                else:
+                    self.message_user(request, f"Imported {report}", messages.SUCCESS)
+                    return HttpResponseRedirect(reverse("admin:survey_dataset_changelist"))
+        else:
+            form = DatasetImportForm()
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Import a dataset file",
+            "form": form,
+            "opts": self.model._meta,
+        }
+        return TemplateResponse(request, "admin/survey/dataset/import.html", context)
 
 
 class SummaryInline(admin.TabularInline):
@@ -84,7 +191,8 @@ class DocumentAdmin(admin.ModelAdmin):
     inlines = [SummaryInline]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Document]:
-        return selectors.documents_with_completeness(super().get_queryset(request))
+        documents = super().get_queryset(request).select_related("dataset").order_by("dataset", "id")
+        return selectors.documents_with_completeness(documents)
 
     @admin.display(description="summaries", ordering="summary_count")
     def summaries(self, obj: Document) -> str:
@@ -97,7 +205,11 @@ class DocumentAdmin(admin.ModelAdmin):
 class ReaderAdmin(admin.ModelAdmin):
     list_display = ["external_id", "dataset", "history_length"]
     list_filter = ["dataset"]
-    search_fields = ["external_id", "profile"]
+    search_fields = ["external_id", "profile", "dataset__name"]
+    list_select_related = ["dataset"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Reader]:
+        return super().get_queryset(request).select_related("dataset")  # "U01 [pens]" in widgets
 
     @admin.display(description="history")
     def history_length(self, obj: Reader) -> int:
@@ -117,7 +229,7 @@ class SummaryAdmin(admin.ModelAdmin):
     list_filter = ["system", "document__dataset"]
     search_fields = ["text", "document__external_id", "reader__external_id", "system__name"]
     autocomplete_fields = ["document", "reader", "system"]
-    list_select_related = ["document", "reader", "system"]
+    list_select_related = ["document__dataset", "reader__dataset", "system"]
 
     @admin.display(description="text")
     def short_text(self, obj: Summary) -> str:
@@ -133,26 +245,61 @@ def generate_questionnaires(modeladmin, request, queryset) -> None:
             modeladmin.message_user(request, str(exc), messages.ERROR)
         else:
             modeladmin.message_user(
-                request, f"{study.slug}: {len(report.questionnaires)} questionnaires, {len(report.skipped)} notes."
+                request,
+                f"{study.slug}: {len(report.questionnaires)} questionnaires, {len(report.skipped)} notes.",
+                messages.SUCCESS,
             )
+
+
+def _status_action(modeladmin, request, queryset, change, done: str) -> None:
+    """Apply ``change(study=...)`` to each selected study: one success or error message per study."""
+    for study in queryset:
+        try:
+            change(study=study)
+        except services.SurveyError as exc:
+            modeladmin.message_user(request, f"{study.slug}: {exc}", messages.ERROR)
+        else:
+            modeladmin.message_user(request, f"{study.slug}: {done}", messages.SUCCESS)
 
 
 @admin.action(description="Open for participants")
 def open_studies(modeladmin, request, queryset) -> None:
-    for study in queryset:
-        try:
-            services.study_open(study=study)
-        except services.SurveyError as exc:
-            modeladmin.message_user(request, str(exc), messages.ERROR)
+    _status_action(modeladmin, request, queryset, services.study_open, "open; participants can take part now.")
+
+
+@admin.action(description="Close (no new questionnaires are handed out)")
+def close_studies(modeladmin, request, queryset) -> None:
+    _status_action(
+        modeladmin, request, queryset, services.study_close,
+        "closed; no new questionnaires are handed out (sets already started can still be submitted).",
+    )
+
+
+@admin.action(description="Reopen as draft (to change the design)")
+def draft_studies(modeladmin, request, queryset) -> None:
+    _status_action(modeladmin, request, queryset, services.study_reopen_draft, "back to draft.")
 
 
 @admin.register(Study)
 class StudyAdmin(admin.ModelAdmin):
-    list_display = ["slug", "title", "dataset", "status", "systems_per_questionnaire", "raters_per_questionnaire"]
+    list_display = ["slug", "title", "dataset", "status", "systems_per_questionnaire", "raters_per_questionnaire",
+                    "created_by"]
     list_filter = ["status", "dataset"]
     search_fields = ["slug", "title"]
     filter_horizontal = ["systems"]
-    actions = [generate_questionnaires, open_studies]
+    readonly_fields = ["status", "created_by", "created_at"]
+    actions = [generate_questionnaires, open_studies, close_studies, draft_studies]
+
+    def formfield_for_manytomany(self, db_field, request: HttpRequest, **kwargs):
+        """The reference ``user`` is never a study system: its pair is in every questionnaire anyway."""
+        if db_field.name == "systems":
+            kwargs["queryset"] = System.objects.exclude(name=REFERENCE_SYSTEM)
+        return super().formfield_for_manytomany(db_field, request, **kwargs)
+
+    def save_model(self, request: HttpRequest, obj: Study, form, change: bool) -> None:
+        if not change:
+            obj.created_by = request.user  # type: ignore[assignment]
+        super().save_model(request, obj, form, change)
 
 
 class ItemInline(ReadOnlyInline):
@@ -164,6 +311,7 @@ class ItemInline(ReadOnlyInline):
 class QuestionnaireAdmin(ReadOnlyAdmin):
     list_display = ["study", "position", "document", "reader_j", "reader_k", "group"]
     list_filter = ["study"]
+    list_select_related = ["study", "document__dataset", "reader_j__dataset", "reader_k__dataset"]
     search_fields = ["document__external_id", "reader_j__external_id", "reader_k__external_id"]
     inlines = [ItemInline]
 

@@ -22,13 +22,20 @@ def write_ratings(rows: Iterable[dict[str, object]], out: TextIO | OutputWrapper
         raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
     count = 0
     if fmt == "csv":
-        writer = csv.DictWriter(out, fieldnames=EXPORT_COLUMNS, lineterminator="\n")
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({key: spreadsheet_safe(v) if isinstance(v, str) else v for key, v in row.items()})
-            count += 1
+        count = write_rows(rows, out, EXPORT_COLUMNS)
     else:
         for row in rows:
             out.write(json.dumps(row, ensure_ascii=False) + "\n")
             count += 1
+    return count
+
+
+def write_rows(rows: Iterable[dict[str, object]], out: TextIO | OutputWrapper, columns: list[str]) -> int:
+    """CSV with a header line of ``columns`` and spreadsheet-safe text cells; returns the number of rows."""
+    writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
+    writer.writeheader()
+    count = 0
+    for row in rows:
+        writer.writerow({key: spreadsheet_safe(v) if isinstance(v, str) else v for key, v in row.items()})
+        count += 1
     return count

@@ -40,3 +40,12 @@ class DemographicsForm(forms.Form):
     occupation = forms.ChoiceField(
         required=False, choices=[("", "—")] + list(Participant.Occupation.choices), label="Occupation (optional)"
     )
+
+
+class DesignCostForm(forms.Form):
+    """The design preview's one input: what a participant is paid per hour, for the cost estimate."""
+
+    price_per_hour = forms.DecimalField(
+        required=False, min_value=0, max_value=100000, decimal_places=2, label="Pay per participant-hour",
+        help_text="In your currency; leave empty for no cost estimate.",
+    )

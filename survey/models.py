@@ -70,7 +70,7 @@ class Document(models.Model):
         constraints = [models.UniqueConstraint(fields=["dataset", "external_id"], name="document_unique_id")]
 
     def __str__(self) -> str:
-        return f"{self.external_id}: {self.headline[:60]}"
+        return f"{self.external_id} [{self.dataset}]: {self.headline[:60]}"
 
 
 class Reader(models.Model):
@@ -84,7 +84,7 @@ class Reader(models.Model):
         constraints = [models.UniqueConstraint(fields=["dataset", "external_id"], name="reader_unique_id")]
 
     def __str__(self) -> str:
-        return self.external_id
+        return f"{self.external_id} [{self.dataset}]"
 
 
 class System(models.Model):
@@ -134,6 +134,11 @@ class Study(models.Model):
         ALL = "all", "All reader pairs"
         SAMPLE = "sample", "A sample of M reader pairs per document"
 
+    class IdenticalPairs(models.TextChoices):
+        SHOW = "show", "Show them (the papers' protocol)"
+        AUTO = "auto", "Do not show; record the top of the scale automatically"
+        OMIT = "omit", "Do not show; leave them unrated (missing)"
+
     slug = models.SlugField(max_length=100, unique=True)
     title = models.CharField(max_length=200)
     dataset = models.ForeignKey(Dataset, on_delete=models.PROTECT, related_name="studies")
@@ -147,6 +152,22 @@ class Study(models.Model):
     pair_mode = models.CharField(max_length=10, choices=PairMode.choices, default=PairMode.ALL)
     pairs_per_document = models.PositiveSmallIntegerField(null=True, blank=True)
     seed = models.BigIntegerField(default=0)
+    identical_pairs = models.CharField(
+        max_length=10,
+        choices=IdenticalPairs.choices,
+        default=IdenticalPairs.SHOW,
+        help_text="Pairs whose two texts are the same after collapsing whitespace: shown, rated automatically at the "
+        "top of the scale without being shown, or left out (missing).",
+    )
+    attention_checks = models.PositiveSmallIntegerField(
+        default=0,
+        validators=[MaxValueValidator(3)],
+        help_text="Known-answer pairs added to each questionnaire (a text with itself, or two unrelated texts); "
+        "scored on the participants page, never exported as ratings.",
+    )
+    show_article = models.BooleanField(
+        default=False, help_text="Show the news article above the pairs (off: participants rate the texts alone)."
+    )
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
     completion_url = models.URLField(
         max_length=500,
@@ -162,6 +183,19 @@ class Study(models.Model):
 
     def __str__(self) -> str:
         return self.title
+
+    def clean(self) -> None:
+        """``identical_pairs`` decides what participants were shown and what was stored for them, so it cannot
+        change once a participant has claimed a questionnaire."""
+        super().clean()
+        if self.pk is None:
+            return
+        before = Study.objects.filter(pk=self.pk).values_list("identical_pairs", flat=True).first()
+        if before not in (None, self.identical_pairs) and Assignment.objects.filter(questionnaire__study=self).exists():
+            raise ValidationError(
+                {"identical_pairs": f"participants have already rated under identical_pairs={before}; "
+                 "it cannot change now (copy the study to use another setting)"}
+            )
 
 
 class Questionnaire(models.Model):
@@ -193,6 +227,9 @@ class Item(models.Model):
     system = models.ForeignKey(System, on_delete=models.PROTECT, related_name="+")
     summary_j = models.ForeignKey(Summary, on_delete=models.PROTECT, related_name="+")
     summary_k = models.ForeignKey(Summary, on_delete=models.PROTECT, related_name="+")
+    identical = models.BooleanField(
+        default=False, help_text="The two texts are the same after collapsing whitespace (set when generated)."
+    )
 
     class Meta:
         ordering = ["questionnaire", "position"]
@@ -230,6 +267,18 @@ class Participant(models.Model):
     consent_at = models.DateTimeField()
     created_at = models.DateTimeField(auto_now_add=True)
 
+    class Review(models.TextChoices):
+        PENDING = "pending", "Pending"
+        APPROVED = "approved", "Approved"
+        REJECTED = "rejected", "Rejected"
+
+    review = models.CharField(
+        max_length=10, choices=Review.choices, default=Review.PENDING, help_text="Crowd-work decision (payment)."
+    )
+    excluded = models.BooleanField(default=False, help_text="Ratings left out of every scoring run of the study.")
+    review_note = models.CharField(max_length=500, blank=True)
+    reviewed_at = models.DateTimeField(null=True, blank=True)
+
     class Meta:
         ordering = ["study", "id"]
 
@@ -242,7 +291,8 @@ class Assignment(models.Model):
 
     ``presentation`` records the order shown: a list of ``{"key", "item", "swap"}`` where ``key`` is the
     opaque per-assignment field name, ``item`` the Item id and ``swap`` whether reader k's summary was
-    shown on the left.
+    shown on the left; an attention (known-answer) pair is ``{"key", "attention": "same"|"different", "first",
+    "second"}`` with the two texts shown. Its answers go to ``attention``, never to ratings.
     """
 
     questionnaire = models.ForeignKey(Questionnaire, on_delete=models.PROTECT, related_name="assignments")
@@ -256,6 +306,11 @@ class Assignment(models.Model):
     released_at = models.DateTimeField(null=True, blank=True)
     completed_at = models.DateTimeField(null=True, blank=True)
     completion_code = models.CharField(max_length=32, blank=True)
+    attention = models.JSONField(
+        default=list,
+        blank=True,
+        help_text='Known-answer pairs and their answers: [{"kind": "same"|"different", "value": 1-6, "passed": bool}].',
+    )
 
     class Meta:
         ordering = ["questionnaire", "slot", "claimed_at"]
@@ -289,8 +344,13 @@ class Rating(models.Model):
     value = models.PositiveSmallIntegerField(
         validators=[MinValueValidator(RATING_MIN), MaxValueValidator(RATING_MAX)]
     )
-    shown_position = models.PositiveSmallIntegerField(help_text="0-based position on the participant's page.")
+    shown_position = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="0-based position on the participant's page; empty for an automatic rating."
+    )
     swapped = models.BooleanField(help_text="Reader k's summary was shown first.")
+    automatic = models.BooleanField(
+        default=False, help_text="Recorded without being shown: identical texts in a study with identical_pairs=auto."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

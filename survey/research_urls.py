@@ -7,6 +7,9 @@ app_name = "research"
 urlpatterns = [
     path("", research_views.home, name="home"),
     path("studies/<slug:slug>/", research_views.study_detail, name="study"),
+    path("studies/<slug:slug>/design/", research_views.study_design, name="study_design"),
+    path("studies/<slug:slug>/participants/", research_views.study_participants, name="study_participants"),
+    path("studies/<slug:slug>/approvals.csv", research_views.approvals_download, name="study_approvals"),
     path("studies/<slug:slug>/progress.json", research_views.study_progress_json, name="study_progress"),
     path("studies/<slug:slug>/ratings.<str:fmt>", research_views.ratings_download, name="ratings"),
 ]

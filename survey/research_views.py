@@ -5,12 +5,15 @@ import io
 from dataclasses import asdict
 from functools import wraps
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_http_methods
 
-from survey import exporting, selectors
+from survey import exporting, selectors, services
+from survey.forms import DesignCostForm
 from survey.models import Study
 
 RESEARCHER_GROUP = "researcher"
@@ -67,4 +70,84 @@ def ratings_download(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
     content_type = "text/csv" if fmt == "csv" else "application/x-ndjson"
     response = HttpResponse(buffer.getvalue(), content_type=f"{content_type}; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{study.slug}-ratings.{fmt}"'
+    return response
+
+
+@researcher_required
+@require_http_methods(["GET", "HEAD", "POST"])
+def study_design(request: HttpRequest, slug: str) -> HttpResponse:
+    """The design preview (what *Generate questionnaires* would create, the ratings it needs, participant time and
+    cost) and, on POST, the generation itself."""
+    study = get_object_or_404(Study.objects.select_related("dataset"), slug=slug)
+    if request.method == "POST":
+        try:
+            report = services.questionnaires_generate(study=study)
+        except services.SurveyError as exc:
+            messages.error(request, str(exc))
+            return redirect("research:study_design", slug=study.slug)
+        messages.success(
+            request, f"Generated {len(report.questionnaires)} questionnaires ({len(report.skipped)} notes)."
+        )
+        return redirect("research:study", slug=study.slug)
+    form = DesignCostForm(request.GET or None)
+    price = form.cleaned_data.get("price_per_hour") if form.is_valid() else None
+    try:
+        plan = selectors.study_design_plan(study=study)
+    except ValueError as exc:
+        return render(request, "research/design.html", {"study": study, "form": form, "problem": str(exc)})
+    estimate = selectors.design_estimate(plan=plan, timing=selectors.median_seconds_per_pair(study=study), price=price)
+    return render(
+        request,
+        "research/design.html",
+        {
+            "study": study,
+            "form": form,
+            "plan": plan,
+            "estimate": estimate,
+            "generated": study.questionnaires.count(),
+            "has_assignments": study.questionnaires.filter(assignments__isnull=False).exists(),
+        },
+    )
+
+
+@researcher_required
+@require_http_methods(["GET", "HEAD", "POST"])
+def study_participants(request: HttpRequest, slug: str) -> HttpResponse:
+    """Crowd-work review: completion codes, time, quality flags; approve / reject / exclude / include on POST."""
+    study = get_object_or_404(Study, slug=slug)
+    if request.method == "POST":
+        try:
+            ids = [int(value) for value in request.POST.getlist("participant")]
+        except ValueError:
+            ids = []
+        try:
+            count, words = services.participants_review(
+                study=study, participant_ids=ids, action=request.POST.get("action", ""),
+                note=request.POST.get("note", ""),
+            )
+        except services.SurveyError as exc:
+            messages.error(request, str(exc))
+        else:
+            messages.success(request, f"{count} participant{'s' if count != 1 else ''} {words}.")
+        return redirect("research:study_participants", slug=study.slug)
+    rows = selectors.study_participants(study=study)
+    return render(
+        request,
+        "research/participants.html",
+        {"study": study, "rows": rows, "flagged": sum(1 for row in rows if row.flags),
+         "excluded": sum(1 for row in rows if row.participant.excluded),
+         "with_attention": study.attention_checks > 0 or any(row.attention_total for row in rows), "thresholds": {
+             "fast": selectors.FAST_SECONDS_PER_PAIR, "straight": selectors.STRAIGHTLINED_SHARE,
+             "spearman": selectors.LOW_AGREEMENT_SPEARMAN}},
+    )
+
+
+@researcher_required
+def approvals_download(request: HttpRequest, slug: str) -> HttpResponse:
+    """The approvals CSV for the crowd platform (``selectors.APPROVAL_COLUMNS``), spreadsheet-safe."""
+    study = get_object_or_404(Study, slug=slug)
+    buffer = io.StringIO()
+    exporting.write_rows(selectors.approval_rows(study=study), buffer, selectors.APPROVAL_COLUMNS)
+    response = HttpResponse(buffer.getvalue(), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{study.slug}-approvals.csv"'
     return response

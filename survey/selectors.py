@@ -1,21 +1,29 @@
 """Reads: what a participant sees, study progress, and the ratings table for export."""
 from __future__ import annotations
 
+import math
 import re
+import statistics
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
 
 from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
+from metaeval.core.corpus import same_text
+from metaeval.core.raters import RaterQuality, rater_report
+from survey import design
 from survey.models import (
     REFERENCE_SYSTEM,
     Assignment,
     Dataset,
     Document,
     Item,
+    Participant,
     Questionnaire,
     Rating,
+    Reader,
     Study,
     Summary,
     System,
@@ -36,6 +44,7 @@ EXPORT_COLUMNS = [
     "claimed_at",
     "completed_at",
     "rated_at",
+    "automatic",
 ]
 
 
@@ -79,7 +88,8 @@ def documents_with_completeness(documents: QuerySet[Document]) -> QuerySet[Docum
 
 
 def assignment_pairs(assignment: Assignment) -> list[ShownPair]:
-    """The assignment's pairs in its recorded order, sides as recorded; carries no ids or system names."""
+    """The assignment's pairs in its recorded order, sides as recorded, attention (known-answer) pairs among them;
+    carries no ids or system names."""
     items = {
         i.pk: i
         for i in Item.objects.filter(questionnaire_id=assignment.questionnaire_id).select_related(
@@ -88,9 +98,12 @@ def assignment_pairs(assignment: Assignment) -> list[ShownPair]:
     }
     pairs = []
     for number, entry in enumerate(assignment.presentation, start=1):
+        if "attention" in entry:  # a known-answer pair, looking like any other; its texts stored with it
+            pairs.append(ShownPair(key=entry["key"], number=number, first=entry["first"], second=entry["second"]))
+            continue
         item = items[entry["item"]]
         a, b = item.summary_j.text, item.summary_k.text
-        if entry["swap"]:
+        if entry.get("swap"):
             a, b = b, a
         pairs.append(ShownPair(key=entry["key"], number=number, first=a, second=b))
     return pairs
@@ -103,14 +116,23 @@ def scale_choices(study: Study) -> list[tuple[str, str]]:
 
 @dataclass(frozen=True)
 class StudyProgress:
+    """Questionnaires by slot state (``complete + all_slots_taken + with_free_slot == questionnaires``) and sets.
+
+    A slot is held by a live or completed assignment (:func:`holds_a_slot`); a questionnaire has
+    ``raters_per_questionnaire`` slots.
+    """
+
     questionnaires: int
     complete: int  # every slot completed
-    in_progress: int  # some slot held or completed, not all completed
-    open: int  # nothing held
+    all_slots_taken: int  # every slot held, some still being rated: nothing to hand out until one expires
+    with_free_slot: int  # fewer holds than slots: a participant can be given it now
+    free_slots: int  # slots free over all questionnaires (how many more sets can be handed out now)
     ratings_sets: int  # completed assignments
     ratings_sets_needed: int
     participants: int
     ratings_per_system: dict[str, int]
+    automatic_ratings: int = 0  # identical texts recorded at the top of the scale (identical_pairs=auto)
+    hidden_pairs: int = 0  # identical-text pairs of the design that participants are not shown (auto/omit)
 
     @property
     def percent(self) -> float:
@@ -133,15 +155,23 @@ def study_progress(study: Study, now=None) -> StudyProgress:
         held=Count("assignments", filter=live),
     )
     n = study.raters_per_questionnaire
-    total = complete = in_progress = 0
+    total = complete = all_taken = free_slots = 0
     done_sets = 0
     for q in rows.values("done", "held"):
         total += 1
         done_sets += q["done"]
         if q["done"] >= n:
             complete += 1
-        elif q["held"] > 0:
-            in_progress += 1
+        elif q["held"] >= n:
+            all_taken += 1
+        else:
+            free_slots += n - q["held"]
+    automatic = Rating.objects.filter(assignment__questionnaire__study=study, automatic=True).count()
+    hidden = (
+        Item.objects.filter(questionnaire__study=study, identical=True).count()
+        if study.identical_pairs != Study.IdenticalPairs.SHOW
+        else 0
+    )
     per_system = dict(
         Rating.objects.filter(assignment__questionnaire__study=study)
         .values_list("item__system__name")
@@ -151,12 +181,15 @@ def study_progress(study: Study, now=None) -> StudyProgress:
     return StudyProgress(
         questionnaires=total,
         complete=complete,
-        in_progress=in_progress,
-        open=total - complete - in_progress,
+        all_slots_taken=all_taken,
+        with_free_slot=total - complete - all_taken,
+        free_slots=free_slots,
         ratings_sets=done_sets,
         ratings_sets_needed=total * n,
         participants=study.participants.filter(assignments__completed_at__isnull=False).distinct().count(),
         ratings_per_system=per_system,
+        automatic_ratings=automatic,
+        hidden_pairs=hidden,
     )
 
 
@@ -182,7 +215,9 @@ def ratings_export_rows(
 
     ``uid1``/``uid2`` are the questionnaire's reader pair (j, k) in design order, independent of which
     side each summary was shown on; ``system`` is ``user`` for the reference pair. The ratings of the
-    participants ``exclude_participants`` (primary keys) are left out in the query.
+    participants ``exclude_participants`` (primary keys) are left out in the query. ``automatic`` is 1 for a
+    rating recorded without being shown (identical texts under ``identical_pairs=auto``; its ``shown_position`` is
+    empty), else 0.
     """
     qs = Rating.objects.filter(assignment__completed_at__isnull=False).select_related(
         "item__system",
@@ -221,5 +256,269 @@ def ratings_export_rows(
             "claimed_at": a.claimed_at.isoformat(),
             "completed_at": a.completed_at.isoformat() if a.completed_at else "",
             "rated_at": r.created_at.isoformat(),
+            "automatic": int(r.automatic),
         }
 
+
+
+# ---------------------------------------------------------------------------------------------- design plan
+
+DEFAULT_SECONDS_PER_PAIR = 20.0  # assumed when no completed rating set has been timed yet
+
+
+@dataclass(frozen=True)
+class PlannedQuestionnaire:
+    spec: design.QuestionnaireSpec
+    document: Document
+    reader_j: Reader
+    reader_k: Reader
+    pairs: list[tuple[Summary, Summary]]  # (summary_j, summary_k) per system of spec.systems, reference first
+    identical: list[bool]  # per pair: the two texts are the same (metaeval.core.corpus.same_text)
+
+    @property
+    def visible(self) -> int:
+        return len(self.pairs) - sum(self.identical)
+
+
+@dataclass(frozen=True)
+class DesignPlan:
+    """What *Generate questionnaires* would create for a study now, and what a participant would be shown."""
+
+    questionnaires: list[PlannedQuestionnaire]
+    skipped: list[str]
+    identical_pairs: str  # the study's setting
+    raters: int  # raters per questionnaire
+    attention_checks: int = 0  # known-answer pairs added to every rating set
+
+    @property
+    def pairs(self) -> int:
+        return sum(len(q.pairs) for q in self.questionnaires)
+
+    @property
+    def identical(self) -> int:
+        return sum(sum(q.identical) for q in self.questionnaires)
+
+    @property
+    def shown_pairs(self) -> int:
+        """Pairs a participant is shown, over all questionnaires (identical ones only with ``show``)."""
+        return self.pairs if self.identical_pairs == Study.IdenticalPairs.SHOW else self.pairs - self.identical
+
+    @property
+    def rating_sets(self) -> int:
+        return len(self.questionnaires) * self.raters
+
+    @property
+    def ratings_needed(self) -> int:
+        """Ratings given by people: shown pairs times raters per questionnaire."""
+        return self.shown_pairs * self.raters
+
+    @property
+    def attention_pairs(self) -> int:
+        """Known-answer pairs people answer besides: attention checks per set times rating sets."""
+        return self.attention_checks * self.rating_sets
+
+    @property
+    def answers_needed(self) -> int:
+        """Every pair a participant answers: ratings needed plus attention pairs (what participant time counts)."""
+        return self.ratings_needed + self.attention_pairs
+
+
+def study_design_plan(*, study: Study) -> DesignPlan:
+    """The study's design (``survey.design.design_study`` from its settings and the dataset's summaries) with the
+    rows it needs. Under ``identical_pairs`` auto or omit, a questionnaire whose every pair has identical texts is
+    left out (nothing to show) and noted in ``skipped``. Raises ValueError when the study has no systems."""
+    systems = list(study.systems.exclude(name=REFERENCE_SYSTEM).order_by("name").values_list("name", flat=True))
+    if not systems:
+        raise ValueError(f"study {study.slug!r} has no systems selected")
+    summaries: dict[tuple[str, str, str], Summary] = {}
+    for s in Summary.objects.filter(document__dataset=study.dataset).select_related("document", "reader", "system"):
+        summaries[(s.document.external_id, s.reader.external_id, s.system.name)] = s
+    docs_by_id = {doc.external_id: doc for doc in study.dataset.documents.order_by("id")}
+    readers_by_id = {reader.external_id: reader for reader in study.dataset.readers.order_by("id")}
+    has_any = {(doc_id, reader_id) for doc_id, reader_id, _system in summaries}
+    # each document's readers in dataset order: those with at least one summary of it
+    documents = {d: [r for r in readers_by_id if (d, r) in has_any] for d in docs_by_id}
+    report = design.design_study(
+        documents,
+        systems,
+        lambda d, r, s: (d, r, s) in summaries,
+        systems_per_questionnaire=study.systems_per_questionnaire,
+        pair_mode=study.pair_mode,
+        pairs_per_document=study.pairs_per_document,
+        seed=study.seed,
+    )
+    hides = study.identical_pairs != Study.IdenticalPairs.SHOW
+    planned: list[PlannedQuestionnaire] = []
+    skipped = list(report.skipped)
+    for spec in report.questionnaires:
+        pairs = [(summaries[(spec.doc_id, spec.reader_j, n)], summaries[(spec.doc_id, spec.reader_k, n)])
+                 for n in spec.systems]
+        identical = [same_text(a.text, b.text) for a, b in pairs]
+        if hides and all(identical):
+            skipped.append(
+                f"document {spec.doc_id}, readers ({spec.reader_j}, {spec.reader_k}), group {spec.group}: every "
+                f"pair has identical texts, nothing to show (identical_pairs={study.identical_pairs})"
+            )
+            continue
+        planned.append(PlannedQuestionnaire(
+            spec, docs_by_id[spec.doc_id], readers_by_id[spec.reader_j], readers_by_id[spec.reader_k], pairs, identical
+        ))
+    return DesignPlan(
+        planned, skipped, study.identical_pairs, study.raters_per_questionnaire, study.attention_checks
+    )
+
+
+@dataclass(frozen=True)
+class PairTiming:
+    seconds: float  # median seconds per shown pair
+    sets: int  # completed rating sets measured (0: assumed)
+    source: str  # "this study", "all studies" or "assumed"
+
+
+def median_seconds_per_pair(*, study: Study) -> PairTiming:
+    """Median over completed rating sets of (completed_at - claimed_at) / pairs shown: from this study's sets when
+    it has any, else from every study's, else ``DEFAULT_SECONDS_PER_PAIR``."""
+    for source, qs in (
+        ("this study", Assignment.objects.filter(questionnaire__study=study)),
+        ("all studies", Assignment.objects.all()),
+    ):
+        rows = qs.filter(completed_at__isnull=False).order_by().values_list(
+            "claimed_at", "completed_at", "presentation"
+        )
+        per_pair = sorted(
+            (done - claimed).total_seconds() / len(shown) for claimed, done, shown in rows.iterator() if shown and done
+        )
+        if per_pair:
+            return PairTiming(statistics.median(per_pair), len(per_pair), source)
+    return PairTiming(DEFAULT_SECONDS_PER_PAIR, 0, "assumed")
+
+
+@dataclass(frozen=True)
+class DesignEstimate:
+    seconds_per_pair: float
+    timing: PairTiming
+    participant_minutes: float  # answers_needed (ratings + attention pairs) * seconds_per_pair / 60
+    minutes_per_set: float  # (mean shown pairs per questionnaire + attention checks) * seconds_per_pair / 60
+    price_per_hour: Decimal | None
+    cost: Decimal | None  # participant_minutes / 60 * price_per_hour, to the cent
+
+    @property
+    def participant_hours(self) -> float:
+        return self.participant_minutes / 60
+
+
+def design_estimate(*, plan: DesignPlan, timing: PairTiming, price: Decimal | None) -> DesignEstimate:
+    """Participant time for a design: every shown pair rated by every rater of its questionnaire, and every
+    attention pair answered, at the median measured time per pair; the cost is that time at ``price`` per hour
+    (rounded half-up to 0.01)."""
+    minutes = plan.answers_needed * timing.seconds / 60
+    per_set = (
+        (plan.shown_pairs / len(plan.questionnaires) + plan.attention_checks) * timing.seconds / 60
+        if plan.questionnaires
+        else 0.0
+    )
+    cost = None
+    if price is not None:
+        cost = (Decimal(repr(minutes)) / 60 * price).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
+    return DesignEstimate(timing.seconds, timing, minutes, per_set, price, cost)
+
+
+# ----------------------------------------------------------------------------------------------- participants
+
+#: Quality flags on the participants page (docs/conventions.md, sec. 15): a participant is flagged when
+FAST_SECONDS_PER_PAIR = 4.0  # their median time per shown pair is below this,
+STRAIGHTLINED_SHARE = 0.5  # at least this share of their rating sets use one value throughout,
+LOW_AGREEMENT_SPEARMAN = 0.2  # their Spearman with the others' mean is below this (3 or more shared pairs),
+#: or they failed an attention (known-answer) pair.
+
+
+def excluded_raters(*, study: Study) -> list[str]:
+    """Rater ids (``"P12"``) of the study's participants excluded on its participants page, in id order."""
+    ids = study.participants.filter(excluded=True).order_by("pk").values_list("pk", flat=True)
+    return [rater_id(pk) for pk in ids]
+
+
+@dataclass(frozen=True)
+class ParticipantRow:
+    """One line of the participants page."""
+
+    participant: Participant
+    rater: str
+    sets: int  # completed rating sets
+    codes: list[str]  # completion codes of the completed sets, in completion order
+    seconds_on_task: float  # sum over completed sets of completed_at - claimed_at
+    seconds_per_pair: float | None  # median over completed sets of (completed_at - claimed_at) / pairs shown
+    quality: RaterQuality | None  # from metaeval.core.raters.rater_report (automatic ratings left out)
+    attention_passed: int
+    attention_total: int
+    flags: list[str]
+
+    @property
+    def minutes_on_task(self) -> float:
+        return self.seconds_on_task / 60
+
+
+def _flags(per_pair: float | None, quality: RaterQuality | None, passed: int, total: int) -> list[str]:
+    flags = []
+    if per_pair is not None and per_pair < FAST_SECONDS_PER_PAIR:
+        flags.append(f"fast: {per_pair:.1f} s per pair")
+    if quality is not None:
+        if quality.straightlined_share is not None and quality.straightlined_share >= STRAIGHTLINED_SHARE:
+            flags.append(f"straight-lined {quality.n_straightlined} of {quality.n_questionnaires} sets")
+        rho = quality.spearman_with_others
+        if not math.isnan(rho) and rho < LOW_AGREEMENT_SPEARMAN:
+            flags.append(f"low agreement: Spearman {rho:.2f} with the others")
+    if passed < total:
+        flags.append(f"failed {total - passed} of {total} attention pairs")
+    return flags
+
+
+def study_participants(*, study: Study) -> list[ParticipantRow]:
+    """Every participant of the study who completed at least one rating set, with time on task, completion codes,
+    rater quality over all the study's ratings (excluded participants included) and flags."""
+    rows = list(ratings_export_rows(study=study))
+    quality = {q.rater: q for q in rater_report(rows)} if rows else {}
+    done: dict[int, list[Assignment]] = {}
+    assignments = (
+        Assignment.objects.filter(questionnaire__study=study, completed_at__isnull=False)
+        .order_by("participant_id", "completed_at")
+        .only("participant_id", "claimed_at", "completed_at", "presentation", "completion_code", "attention")
+    )
+    for a in assignments:
+        done.setdefault(a.participant_id, []).append(a)
+    out = []
+    for participant in study.participants.filter(pk__in=done).order_by("pk"):
+        sets = done[participant.pk]
+        spans = [(a.completed_at - a.claimed_at).total_seconds() for a in sets if a.completed_at]
+        per_pair = [span / len(a.presentation) for span, a in zip(spans, sets, strict=True) if a.presentation]
+        checks = [check for a in sets for check in (a.attention or [])]
+        passed = sum(1 for check in checks if check.get("passed"))
+        rater = rater_id(participant.pk)
+        q = quality.get(rater)
+        seconds = statistics.median(per_pair) if per_pair else None
+        out.append(ParticipantRow(
+            participant=participant, rater=rater, sets=len(sets), codes=[a.completion_code for a in sets],
+            seconds_on_task=sum(spans), seconds_per_pair=seconds, quality=q,
+            attention_passed=passed, attention_total=len(checks), flags=_flags(seconds, q, passed, len(checks)),
+        ))
+    return out
+
+
+#: The approvals file for the crowd platform (one row per participant with a completed set).
+APPROVAL_COLUMNS = ["crowd_id", "crowd_source", "rater", "completion_codes", "sets", "decision", "excluded", "note"]
+
+
+def approval_rows(*, study: Study) -> Iterator[dict[str, object]]:
+    """Rows of the approvals CSV, in participant order."""
+    for row in study_participants(study=study):
+        p = row.participant
+        yield {
+            "crowd_id": p.external_id,
+            "crowd_source": p.external_source,
+            "rater": row.rater,
+            "completion_codes": " ".join(row.codes),
+            "sets": row.sets,
+            "decision": p.review,
+            "excluded": int(p.excluded),
+            "note": p.review_note,
+        }

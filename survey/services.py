@@ -8,19 +8,19 @@ holds more than ``raters_per_questionnaire`` live or completed assignments, what
 from __future__ import annotations
 
 import logging
+import random
 import secrets
 from collections.abc import Mapping
 from datetime import timedelta
 
 from django.db import IntegrityError, transaction
-from django.db.models import Count
+from django.db.models import Count, Exists, OuterRef
 from django.utils import timezone
 
 from survey import design, selectors
 from survey.models import (
     RATING_MAX,
     RATING_MIN,
-    REFERENCE_SYSTEM,
     Assignment,
     Item,
     Participant,
@@ -60,53 +60,38 @@ def _token(nbytes: int = 18) -> str:
 
 @transaction.atomic
 def questionnaires_generate(*, study: Study) -> design.DesignReport:
-    """Materialise the study design (``survey.design.design_study``) as Questionnaire and Item rows.
+    """Materialise the study's design (``selectors.study_design_plan``) as Questionnaire and Item rows, each item
+    flagged ``identical`` when its two texts are the same.
 
-    Refuses to regenerate once any participant has claimed a questionnaire of the study.
+    Refuses to regenerate once any participant has claimed a questionnaire of the study, and unless the study is a
+    draft (participants arriving meanwhile would find questionnaires vanishing).
     """
     if Assignment.objects.filter(questionnaire__study=study).exists():
         raise SurveyError(f"study {study.slug!r} already has assignments; its questionnaires cannot be regenerated")
+    if study.status != Study.Status.DRAFT:
+        raise SurveyError(
+            f"study {study.slug!r} is {study.get_status_display().lower()}: questionnaires are generated while it is a "
+            "draft (close it and reopen it as a draft first)"
+        )
     Questionnaire.objects.filter(study=study).delete()
-    systems = list(study.systems.exclude(name=REFERENCE_SYSTEM).order_by("name").values_list("name", flat=True))
-    if not systems:
-        raise SurveyError(f"study {study.slug!r} has no systems selected")
-    summaries: dict[tuple[str, str, str], Summary] = {}
-    for s in Summary.objects.filter(document__dataset=study.dataset).select_related("document", "reader", "system"):
-        summaries[(s.document.external_id, s.reader.external_id, s.system.name)] = s
-    docs_by_id = {doc.external_id: doc for doc in study.dataset.documents.order_by("id")}
-    readers_by_id = {reader.external_id: reader for reader in study.dataset.readers.order_by("id")}
-    has_any = {(doc_id, reader_id) for doc_id, reader_id, _system in summaries}
-    # each document's readers in dataset order: those with at least one summary of it
-    documents = {d: [r for r in readers_by_id if (d, r) in has_any] for d in docs_by_id}
-    report = design.design_study(
-        documents,
-        systems,
-        lambda d, r, s: (d, r, s) in summaries,
-        systems_per_questionnaire=study.systems_per_questionnaire,
-        pair_mode=study.pair_mode,
-        pairs_per_document=study.pairs_per_document,
-        seed=study.seed,
-    )
-    for position, spec in enumerate(report.questionnaires):
+    try:
+        plan = selectors.study_design_plan(study=study)
+    except ValueError as exc:
+        raise SurveyError(str(exc)) from None
+    for position, planned in enumerate(plan.questionnaires):
         q = Questionnaire.objects.create(
             study=study,
             position=position,
-            document=docs_by_id[spec.doc_id],
-            reader_j=readers_by_id[spec.reader_j],
-            reader_k=readers_by_id[spec.reader_k],
-            group=spec.group,
+            document=planned.document,
+            reader_j=planned.reader_j,
+            reader_k=planned.reader_k,
+            group=planned.spec.group,
         )
         Item.objects.bulk_create(
-            Item(
-                questionnaire=q,
-                position=i,
-                system=summaries[(spec.doc_id, spec.reader_j, name)].system,
-                summary_j=summaries[(spec.doc_id, spec.reader_j, name)],
-                summary_k=summaries[(spec.doc_id, spec.reader_k, name)],
-            )
-            for i, name in enumerate(spec.systems)
+            Item(questionnaire=q, position=i, system=a.system, summary_j=a, summary_k=b, identical=same)
+            for i, ((a, b), same) in enumerate(zip(planned.pairs, planned.identical, strict=True))
         )
-    return report
+    return design.DesignReport([planned.spec for planned in plan.questionnaires], plan.skipped)
 
 
 # --------------------------------------------------------------------------------------- participants
@@ -170,20 +155,63 @@ def _free_slot(questionnaire: Questionnaire, capacity: int, now) -> int | None:
     return free
 
 
+ATTENTION_PASS = {"same": lambda value: value >= RATING_MAX - 1, "different": lambda value: value <= RATING_MIN + 1}
+
+
+def _attention_pairs(study: Study, questionnaire: Questionnaire, seed: int) -> list[dict[str, object]]:
+    """``study.attention_checks`` known-answer pairs for one assignment (seeded by it), each starting from a text of
+    the questionnaire's own document, so that nothing sets them apart from the real pairs: alternately that text
+    with itself ("same": passed with 5 or 6) and that text with a text of another document of the dataset
+    ("different": passed with 1 or 2). Studies that hide identical pairs get only "different" ones, so no page ever
+    shows two identical texts. The texts are stored with the assignment (``first``, ``second``)."""
+    wanted = study.attention_checks
+    if not wanted:
+        return []
+    own = list(
+        Summary.objects.filter(document_id=questionnaire.document_id).order_by("pk").values_list("text", flat=True)
+    )
+    others = Summary.objects.filter(document__dataset_id=study.dataset_id).exclude(
+        document_id=questionnaire.document_id
+    )
+    count = others.count()
+    if not own or not count:
+        return []
+    rng = random.Random(seed)
+    kinds = ["same", "different"] if study.identical_pairs == Study.IdenticalPairs.SHOW else ["different"]
+    checks: list[dict[str, object]] = []
+    for n in range(wanted):
+        kind = kinds[n % len(kinds)]
+        first = rng.choice(own)
+        second = first if kind == "same" else others.order_by("pk").values_list("text", flat=True)[rng.randrange(count)]
+        if rng.random() < 0.5:
+            first, second = second, first
+        checks.append({"attention": kind, "first": first, "second": second})
+    return checks
+
+
 def _new_assignment(
-    *, study: Study, questionnaire: Questionnaire, participant: Participant, slot: int, now
+    *, study: Study, questionnaire: Questionnaire, participant: Participant, slot: int, now,
+    presentation_seed: int | None = None,
 ) -> Assignment:
-    seed = secrets.randbits(62)
-    item_ids = list(questionnaire.items.order_by("position").values_list("id", flat=True))
+    seed = secrets.randbits(62) if presentation_seed is None else presentation_seed
+    items = questionnaire.items.order_by("position")
+    if study.identical_pairs != Study.IdenticalPairs.SHOW:
+        items = items.filter(identical=False)
+    item_ids = list(items.values_list("id", flat=True))
     order = design.presentation_order(item_ids, seed)
     keys: set[str] = set()
-    presentation = []
-    for p in order:
+
+    def fresh_key() -> str:
         key = _token(6)
         while key in keys:
             key = _token(6)
         keys.add(key)
-        presentation.append({"key": key, "item": p.item, "swap": p.swap})
+        return key
+
+    presentation: list[dict[str, object]] = [{"key": fresh_key(), "item": p.item, "swap": p.swap} for p in order]
+    for check in _attention_pairs(study, questionnaire, seed):
+        presentation.insert(random.Random(seed + len(presentation)).randrange(len(presentation) + 1),
+                            {"key": fresh_key(), **check})
     return Assignment.objects.create(
         questionnaire=questionnaire,
         participant=participant,
@@ -212,10 +240,12 @@ def _live_assignment(participant: Participant, now) -> Assignment | None:
     return None
 
 
-def assignment_claim(*, participant: Participant, now=None) -> Assignment:
+def assignment_claim(*, participant: Participant, now=None, presentation_seed: int | None = None) -> Assignment:
     """Give the participant an open questionnaire they have never had, or their unfinished live one.
 
     Questionnaires with the fewest held slots come first (then design order), so ratings spread evenly.
+    ``presentation_seed`` fixes the shuffled order and sides of a new assignment (the demo's simulated
+    participants, so that their ratings reproduce); by default it is random.
     """
     study = participant.study
     if study.status != Study.Status.OPEN:
@@ -228,8 +258,12 @@ def assignment_claim(*, participant: Participant, now=None) -> Assignment:
             return current
         # expired holds do not count; they are released when their questionnaire is claimed (_free_slot)
         live = selectors.holds_a_slot(now)
+        questionnaires = Questionnaire.objects.filter(study=study)
+        if study.identical_pairs != Study.IdenticalPairs.SHOW:  # nothing to show: never handed out
+            questionnaires = questionnaires.filter(Exists(Item.objects.filter(questionnaire=OuterRef("pk"),
+                                                                              identical=False)))
         candidates = list(
-            Questionnaire.objects.filter(study=study)
+            questionnaires
             .exclude(assignments__participant=participant)
             .annotate(held=Count("assignments", filter=live))
             .filter(held__lt=capacity)
@@ -244,7 +278,8 @@ def assignment_claim(*, participant: Participant, now=None) -> Assignment:
                 if slot is None:
                     continue
                 assignment = _new_assignment(
-                    study=study, questionnaire=questionnaire, participant=participant, slot=slot, now=now
+                    study=study, questionnaire=questionnaire, participant=participant, slot=slot, now=now,
+                    presentation_seed=presentation_seed,
                 )
                 log.info("questionnaire claimed", extra={
                     "event": "assignment.claimed", "study": study.slug, "questionnaire": questionnaire.position,
@@ -299,6 +334,21 @@ def _validate_values(assignment: Assignment, raw: Mapping[str, object]) -> dict[
     return values
 
 
+def _automatic_ratings(assignment: Assignment) -> int:
+    """With ``identical_pairs=auto``, the questionnaire's identical pairs that were not shown get the top of the
+    scale (RATING_MAX), flagged ``automatic``, with no shown position; returns how many were stored. ``omit`` and
+    ``show`` store none (omitted pairs stay missing; shown ones were rated)."""
+    if assignment.questionnaire.study.identical_pairs != Study.IdenticalPairs.AUTO:
+        return 0
+    shown = {entry["item"] for entry in assignment.presentation if "item" in entry}
+    hidden = Item.objects.filter(questionnaire_id=assignment.questionnaire_id, identical=True).exclude(pk__in=shown)
+    created = Rating.objects.bulk_create(
+        Rating(assignment=assignment, item_id=pk, value=RATING_MAX, shown_position=None, swapped=False, automatic=True)
+        for pk in hidden.values_list("pk", flat=True)
+    )
+    return len(created)
+
+
 def ratings_submit(*, assignment_public_id: str, participant: Participant, values: Mapping[str, object], now=None):
     """Store one complete set of ratings for an assignment, all or nothing.
 
@@ -341,12 +391,21 @@ def ratings_submit(*, assignment_public_id: str, participant: Participant, value
                 swapped=bool(by_item[key][1]["swap"]),
             )
             for key, value in cleaned.items()
+            if "item" in by_item[key][1]
         )
+        assignment.attention = [
+            {"kind": e["attention"], "value": cleaned[e["key"]],
+             "passed": ATTENTION_PASS[e["attention"]](cleaned[e["key"]])}
+            for e in assignment.presentation
+            if "attention" in e
+        ]
+        automatic = _automatic_ratings(assignment)
         assignment.completed_at = now
         assignment.completion_code = secrets.token_hex(5).upper()
-        assignment.save(update_fields=["completed_at", "completion_code", "released_at"])
+        assignment.save(update_fields=["completed_at", "completion_code", "released_at", "attention"])
         log.info("ratings submitted", extra={"event": "ratings.submitted", "assignment": assignment.pk,
-                                             "participant": participant.pk, "ratings": len(cleaned)})
+                                             "participant": participant.pk, "ratings": len(cleaned),
+                                             "automatic": automatic})
         return assignment
 
 
@@ -355,3 +414,57 @@ def study_open(*, study: Study) -> None:
         raise SurveyError(f"study {study.slug!r} has no questionnaires; generate them first")
     study.status = Study.Status.OPEN
     study.save(update_fields=["status"])
+
+
+def study_close(*, study: Study) -> None:
+    """No new questionnaires are handed out (``assignment_claim`` needs an open study)."""
+    if study.status != Study.Status.OPEN:
+        raise SurveyError(f"study {study.slug!r} is not open ({study.get_status_display().lower()}); nothing to close")
+    study.status = Study.Status.CLOSED
+    study.save(update_fields=["status"])
+
+
+def study_reopen_draft(*, study: Study) -> None:
+    """A closed study back to draft (an open one is closed first, so no one is handed a set meanwhile)."""
+    if study.status != Study.Status.CLOSED:
+        raise SurveyError(f"study {study.slug!r} is {study.get_status_display().lower()}; only a closed study goes "
+                          "back to draft (close it first)")
+    study.status = Study.Status.DRAFT
+    study.save(update_fields=["status"])
+
+
+# ------------------------------------------------------------------------------------------ crowd review
+
+REVIEW_ACTIONS: dict[str, tuple[dict[str, object], str]] = {
+    # action: (fields set, words for the message)
+    "approve": ({"review": Participant.Review.APPROVED}, "approved"),
+    "reject": ({"review": Participant.Review.REJECTED, "excluded": True}, "rejected and excluded from scoring"),
+    "exclude": ({"excluded": True}, "excluded from scoring"),
+    "include": ({"excluded": False}, "included in scoring again"),
+}
+
+
+def participants_review(
+    *, study: Study, participant_ids: list[int], action: str, note: str = "", now=None
+) -> tuple[int, str]:
+    """Record a crowd-work decision for participants of ``study``: approve, reject (also excludes: rejected work is
+    not scored), exclude from or include in scoring (later runs leave excluded participants' ratings out and record
+    them with the run). ``note``, when given, replaces the note. Returns (count, words for a message); raises
+    SurveyError for an unknown action, no participant, or ids that are not participants of the study."""
+    if action not in REVIEW_ACTIONS:
+        raise SurveyError(f"unknown action {action!r}; choose one of {', '.join(REVIEW_ACTIONS)}")
+    ids = sorted({pk for pk in participant_ids if 0 < pk < 2**63})
+    if not ids:
+        raise SurveyError("Select at least one participant.")
+    known = set(study.participants.filter(pk__in=ids).values_list("pk", flat=True))
+    unknown = [selectors.rater_id(pk) for pk in ids if pk not in known]
+    if unknown:
+        raise SurveyError(f"Not participants of {study.slug}: {', '.join(unknown)}; nothing was changed.")
+    fields, words = REVIEW_ACTIONS[action]
+    changes: dict[str, object] = {**fields, "reviewed_at": now or timezone.now()}
+    if note.strip():
+        changes["review_note"] = note.strip()[:500]
+    count = study.participants.filter(pk__in=ids).update(**changes)
+    log.info("participants reviewed", extra={"event": "participants.reviewed", "study": study.slug,
+                                              "action": action, "participants": ids})
+    return count, words

@@ -2,6 +2,8 @@
 
 Identity is an opaque participant token kept in the session, one per study. Nothing rendered here
 contains a system name, a summary/item id or a reference-pair flag (see ``selectors.assignment_pairs``).
+Every page after the landing page is ``never_cache`` (``Cache-Control: no-store``): the browser's Back button
+asks the server again instead of showing a stale form.
 """
 from __future__ import annotations
 
@@ -10,11 +12,15 @@ from urllib.parse import quote
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
 from survey import selectors, services
 from survey.forms import ConsentForm, DemographicsForm
 from survey.models import Assignment, Participant, Study
+
+ALREADY_SUBMITTED = "You already submitted this set; nothing was changed. Your ratings and code are as before."
 
 # URL parameters under which crowd platforms pass their worker id (Prolific, MTurk, generic).
 CROWD_ID_PARAMS = {"PROLIFIC_PID": "prolific", "workerId": "mturk", "participant_id": "crowd", "pid": "crowd"}
@@ -43,6 +49,7 @@ def index(request: HttpRequest) -> HttpResponse:
     return render(request, "survey/index.html", {"studies": studies})
 
 
+@never_cache
 @require_http_methods(["GET", "HEAD", "POST"])
 def landing(request: HttpRequest, slug: str) -> HttpResponse:
     study = _study_or_404(slug)
@@ -72,6 +79,7 @@ def landing(request: HttpRequest, slug: str) -> HttpResponse:
     return render(request, "survey/landing.html", {"study": study, "form": form, "step": 1})
 
 
+@never_cache
 @require_http_methods(["GET", "HEAD", "POST"])
 def about(request: HttpRequest, slug: str) -> HttpResponse:
     study = _study_or_404(slug)
@@ -92,6 +100,7 @@ def about(request: HttpRequest, slug: str) -> HttpResponse:
     return render(request, "survey/about.html", {"study": study, "form": form, "step": 2})
 
 
+@never_cache
 def instructions(request: HttpRequest, slug: str) -> HttpResponse:
     study = _study_or_404(slug)
     if _participant(request, study) is None:
@@ -101,6 +110,7 @@ def instructions(request: HttpRequest, slug: str) -> HttpResponse:
     )
 
 
+@never_cache
 @require_POST
 def start(request: HttpRequest, slug: str) -> HttpResponse:
     """Claim a questionnaire (the participant's live one, or a new one) and go to it."""
@@ -130,11 +140,14 @@ def _own_assignment(request: HttpRequest, public_id: str) -> tuple[Assignment, P
     return assignment, participant
 
 
+@never_cache
 @require_http_methods(["GET", "HEAD", "POST"])
 def questionnaire(request: HttpRequest, public_id: str) -> HttpResponse:
     assignment, participant = _own_assignment(request, public_id)
     study = assignment.questionnaire.study
     if assignment.completed_at is not None:
+        if request.method == "POST":  # a form resubmitted (Back, reload): say so rather than thank again
+            messages.warning(request, ALREADY_SUBMITTED)
         return redirect("survey:done", public_id=public_id)
     errors: dict[str, str] = {}
     submitted: dict[str, str] = {}
@@ -142,14 +155,21 @@ def questionnaire(request: HttpRequest, public_id: str) -> HttpResponse:
         # a field sent twice (k=7&k=2) reaches the service as a list, which it refuses (no "last one wins")
         posted = {k: v[0] if len(v) == 1 else v for k, v in request.POST.lists() if k != "csrfmiddlewaretoken"}
         submitted = {k: v for k, v in posted.items() if isinstance(v, str)}
+        asked_at = timezone.now()
         try:
-            services.ratings_submit(assignment_public_id=public_id, participant=participant, values=posted)
+            saved = services.ratings_submit(assignment_public_id=public_id, participant=participant, values=posted)
         except services.SubmissionInvalid as exc:
             errors = exc.field_errors
             messages.error(request, str(exc))
         except services.AssignmentExpired as exc:
-            return render(request, "survey/none_left.html", {"study": study, "message": str(exc), "offer_next": True})
+            return render(
+                request,
+                "survey/none_left.html",
+                {"study": study, "message": str(exc), "offer_next": True, "expired_at": assignment.expires_at},
+            )
         else:
+            if saved.completed_at is not None and saved.completed_at < asked_at:  # a concurrent submit won
+                messages.warning(request, ALREADY_SUBMITTED)
             return redirect("survey:done", public_id=public_id)
     labels = selectors.scale_choices(study)
     pairs = [
@@ -168,12 +188,14 @@ def questionnaire(request: HttpRequest, public_id: str) -> HttpResponse:
             "total": len(pairs),
             "sequence_number": done_before + 1,
             "expires_at": assignment.expires_at,
+            "article": assignment.questionnaire.document if study.show_article else None,
             "step": 4,
         },
         status=400 if errors else 200,
     )
 
 
+@never_cache
 def done(request: HttpRequest, public_id: str) -> HttpResponse:
     assignment, participant = _own_assignment(request, public_id)
     if assignment.completed_at is None:
@@ -187,6 +209,7 @@ def done(request: HttpRequest, public_id: str) -> HttpResponse:
     )
 
 
+@never_cache
 def finish(request: HttpRequest, public_id: str) -> HttpResponse:
     """Send a crowd participant back to the platform's completion URL with their completion code."""
     assignment, participant = _own_assignment(request, public_id)

@@ -65,6 +65,20 @@ def build_dataset(*, name: str = "tiny", docs: int = 3, readers: int = 3, system
     return dataset
 
 
+def make_generic(dataset: Dataset, systems=("SysnameA", "SysnameB")) -> Dataset:
+    """Make ``systems`` non-personalised in ``dataset``: one text for every reader of a document (for reader R1 with
+    extra spaces and a line break, which a browser shows the same)."""
+    for summary in Summary.objects.filter(document__dataset=dataset, system__name__in=systems).select_related(
+        "document", "reader", "system"
+    ):
+        text = f"one headline for all about {summary.document.external_id} by {summary.system.name}"
+        if summary.reader.external_id == "R1":
+            text = "  " + text.replace(" about ", "  about\n") + " "
+        summary.text = text
+        summary.save()
+    return dataset
+
+
 def build_study(dataset: Dataset, *, slug: str = "study", raters: int = 2, per_q: int = 5, **fields) -> Study:
     study = Study.objects.create(
         slug=slug,

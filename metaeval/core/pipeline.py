@@ -18,7 +18,7 @@ from metaeval.core.corpus import Corpus, Missing, RatingTable
 from metaeval.core.distances import ComputeStats, Plan, compute, gc_frozen, plan_corpus, score_systems, unique
 from metaeval.core.human import HumanCounts, human_doc_pairs, plan_human
 from metaeval.core.measures.base import Measure, MeasureUnavailable
-from metaeval.core.measures.registry import get_measure
+from metaeval.core.measures.registry import NEURAL, get_measure
 from metaeval.core.perseval import PARAMETERS, DocPairs, Params, SystemScore, score_system
 
 COLUMNS = (
@@ -232,6 +232,8 @@ def run_scores(
         """The measure, loaded and fitted; None (recorded) if it cannot run and the run may skip it."""
         if name in unavailable:
             return None
+        if name in NEURAL:  # loading a model can take a while: say so before it starts
+            say(ProgressEvent("info", name, f"{name}: loading the model"))
         try:
             measure = prepare_measure(name, options, pairs)
         except MeasureUnavailable as exc:

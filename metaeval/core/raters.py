@@ -96,6 +96,13 @@ def _blank(value: object) -> bool:
     return value is None or (isinstance(value, str) and not value.strip())
 
 
+def is_automatic(value: object) -> bool:
+    """Whether a ratings row's ``automatic`` cell marks a rating recorded without being shown (identical texts
+    under ``identical_pairs=auto``): 1/true/yes, any case. Such rows count in the scores (they are the top of the
+    scale) but not in rater quality or agreement (docs/conventions.md, sec. 15)."""
+    return value is True or (not _blank(value) and str(value).strip().lower() in {"1", "true", "yes"})
+
+
 @dataclass(frozen=True)
 class _Obs:
     """One rating with what the reports need."""
@@ -114,7 +121,8 @@ class _Obs:
 def _observations(rows: RatingTable | Iterable[Mapping[str, object]], scale: tuple[float, float]) -> tuple[
     list[_Obs], tuple[float, float]
 ]:
-    """Validate ``rows`` (via ``ratings_from_rows``) and attach study, questionnaire, shown order and times."""
+    """Validate ``rows`` (via ``ratings_from_rows``) and attach study, questionnaire, shown order and times;
+    automatic rows (:func:`is_automatic`) are left out."""
     if isinstance(rows, RatingTable):
         ratings: Sequence[Rating] = rows.rows
         extras: Sequence[Mapping[str, object]] = [{}] * len(ratings)
@@ -124,6 +132,8 @@ def _observations(rows: RatingTable | Iterable[Mapping[str, object]], scale: tup
         ratings = ratings_from_rows(extras, scale=scale).rows
     out: list[_Obs] = []
     for index, (rating, extra) in enumerate(zip(ratings, extras, strict=True)):
+        if is_automatic(extra.get("automatic")):
+            continue  # recorded without being shown: says nothing about the rater
         line = rating.line or index + 1
         study = "" if _blank(extra.get("study")) else str(extra["study"])
         item = (rating.doc_id, rating.system, rating.uid1, rating.uid2)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
@@ -96,12 +97,20 @@ def build_report(
         "n_permutations": n_permutations, "missing_system": missing_system,
         "permutation_alternative": permutation_alternative,
     })
-    say = progress or (lambda message: None)
-    scores = studies.score(data, params)
+    started = time.perf_counter()
     auto = [label for label in data.labels if not label.startswith(HJ_PREFIX)]
     human = [label for label in data.labels if label.startswith(HJ_PREFIX)]
+    sections = _sections(auto=bool(auto), human=bool(human), raters=bool(rating_rows))
+
+    def say(section: str) -> None:
+        """One progress event as a section starts (``part`` of ``parts``: how far the report is)."""
+        if progress is not None:
+            progress(ProgressEvent("info", "report", f"report: {sections[section]}",
+                                   {"part": list(sections).index(section), "parts": len(sections)}))
+
+    scores = studies.score(data, params)
     tables: dict[str, list[dict[str, Any]]] = {}
-    say(ProgressEvent("info", "report", "report: scores and benchmark tables"))
+    say("scores")
     leaderboard, tables["scores"] = _leaderboard(scores, n_boot, confidence, seed + _SEEDS["leaderboard"])
     for name, rows in studies.benchmark_tables(scores, include_hj=True).items():
         tables[f"table_{name}"] = rows
@@ -117,17 +126,18 @@ def build_report(
         "leaderboard_label": "PerSEval",
     }
     if auto and human:
-        say(ProgressEvent("info", "report", "report: correlation grid with bootstrap intervals"))
+        say("correlations")
         report["correlations"], tables["correlations"] = _correlations(
             scores, auto, human, resample=resample, n_boot=n_boot, confidence=confidence,
             seed=seed + _SEEDS["correlations"], missing_system=missing_system,
         )
         report["bootstrap_discarded"] = _discarded(tables["correlations"], missing_system, n_boot)
+        say("permutations")
         tables["permutation_tests"] = _permutation_tests(
             scores, auto, human, resample=resample, n=n_permutations, seed=seed + _SEEDS["permutations"],
             alternative=permutation_alternative,
         )
-        say(ProgressEvent("info", "report", "report: beta ablation"))
+        say("beta")
         ablation = studies.beta_ablation(data, betas=np.asarray(betas, dtype=float), params=params)
         tables["beta_ablation"] = [_flat(row) for row in ablation]
         report["beta_ablation"] = [
@@ -142,7 +152,7 @@ def build_report(
         report["beta_method"] = "pearson"
     if auto:
         tables["rank_agreement"] = [_flat(studies.rank_agreement(scores, measure)) for measure in auto]
-        say(ProgressEvent("info", "report", "report: stability (paper and authors' definitions)"))
+        say("stability")
         stability_rows: list[dict[str, Any]] = []
         summary: list[dict[str, Any]] = []
         for definition in ("paper", "authors"):
@@ -162,12 +172,34 @@ def build_report(
         report["stability_label"] = "epsilon-rank stability (mean Spearman with the full-data ranking)"
         report["stability_axis"] = "Spearman"
     if rating_rows:
-        say(ProgressEvent("info", "report", "report: rater agreement"))
+        say("raters")
         report["raters"], tables["raters"], tables["rater_agreement"] = _raters(
             rating_rows, corpus=data.corpus, n_boot=n_boot, confidence=confidence, seed=seed + _SEEDS["raters"]
         )
     report["tables"] = tables
+    if progress is not None:
+        seconds = time.perf_counter() - started
+        progress(ProgressEvent("finished", "report", f"report: {len(tables)} tables in {seconds:.1f} s",
+                               {"seconds": seconds, "part": len(sections), "parts": len(sections)}))
     return json_safe(report)
+
+
+#: the report's sections in the order build_report runs them, as its progress events name them
+SECTIONS = {
+    "scores": "scores and benchmark tables",
+    "correlations": "correlation grid with bootstrap intervals",
+    "permutations": "permutation tests",
+    "beta": "beta ablation",
+    "stability": "stability (paper and authors' definitions)",
+    "raters": "rater agreement",
+}
+
+
+def _sections(*, auto: bool, human: bool, raters: bool) -> dict[str, str]:
+    """The sections a report with these parts runs, in order (its progress counts them)."""
+    wanted = {"scores": True, "correlations": auto and human, "permutations": auto and human,
+              "beta": auto and human, "stability": auto, "raters": raters}
+    return {name: text for name, text in SECTIONS.items() if wanted[name]}
 
 
 def _leaderboard(

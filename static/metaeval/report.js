@@ -1,114 +1,345 @@
 /* Report figures drawn with plotly.js from the report document embedded in the page
-   (<script type="application/json" id="report-data">). No network access: plotly.js is served from static/
-   or inlined in the downloaded HTML report. Each figure is skipped when its section is absent. */
+   (<script type="application/json" id="report-data">) and the words the page adds to it (id="report-display":
+   measure and coefficient names, the correlation warnings and flags, made by metaeval/core/display.py).
+   No network access: plotly.js is served from static/ or inlined in the downloaded HTML report. Each figure is
+   skipped when its section is absent.
+
+   Readability rules (issue 13): every axis has a title; system names sit on a y axis with an automatic margin
+   (long names wrapped); one colour-blind-safe palette (Okabe & Ito) everywhere, a diverging orange-white-blue scale
+   centred at 0 for correlations with the number written in each cell; lines differ in colour, dash, width and
+   marker so none hides another; numbers in one format (fmt, fmtP: the same as display.fmt_number / fmt_p). */
 (function () {
   "use strict";
   var node = document.getElementById("report-data");
-  if (!node || typeof Plotly === "undefined") { return; }
+  if (!node) { return; }
   var report = JSON.parse(node.textContent);
-  var config = { displaylogo: false, responsive: true, toImageButtonOptions: { format: "svg" } };
-  var font = { family: "system-ui, sans-serif", size: 13 };
+  var shown = document.getElementById("report-display");
+  var words = shown ? JSON.parse(shown.textContent) : {};
+  var MISSING = "\u2013";
+  var DECIMALS = words.decimals || 4;
+  var P_DECIMALS = words.p_decimals || 3;
 
-  function draw(id, traces, layout) {
-    var el = document.getElementById(id);
-    if (!el) { return; }
-    if (!traces.length) { el.textContent = "No data for this figure."; return; }
-    layout.font = font;
-    layout.margin = layout.margin || { l: 60, r: 20, t: 40, b: 60 };
-    Plotly.newPlot(el, traces, layout, config);
+  /* One number as the report shows it: 4 decimals (toFixed: ties away from zero, on the exact value), "< 0.0001"
+     for a tiny positive value ("> -0.0001" negative), the en dash for a missing one. */
+  function fmt(v) {
+    if (v === null || v === undefined) { return MISSING; }
+    if (typeof v === "boolean") { return v ? "yes" : "no"; }
+    var x = Number(v);
+    if (isNaN(x)) { return MISSING; }
+    if (!isFinite(x)) { return x > 0 ? "inf" : "-inf"; }
+    var smallest = Math.pow(10, -DECIMALS);
+    if (x !== 0 && Math.abs(x) < smallest / 2) {
+      return x > 0 ? "< " + smallest.toFixed(DECIMALS) : "> -" + smallest.toFixed(DECIMALS);
+    }
+    return x.toFixed(DECIMALS);
   }
+  /* A p-value: "< 0.001" below 0.001, else 3 decimals. */
+  function fmtP(v) {
+    if (v === null || v === undefined) { return MISSING; }
+    var x = Number(v);
+    if (isNaN(x)) { return MISSING; }
+    var smallest = Math.pow(10, -P_DECIMALS);
+    return x < smallest ? "< " + smallest.toFixed(P_DECIMALS) : x.toFixed(P_DECIMALS);
+  }
+  function withP(p) { var t = fmtP(p); return t.charAt(0) === "<" ? "p " + t : "p = " + t; }
 
+  window.PerSEvalReport = { fmt: fmt, fmtP: fmtP };
+  if (typeof Plotly === "undefined") { return; }
+
+  // Okabe & Ito (2008): distinguishable with every common colour-vision deficiency; yellow last (weak on white)
+  var PALETTE = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000", "#F0E442"];
+  var DASHES = ["solid", "dash", "dot", "dashdot", "longdash", "longdashdot"];
+  var SYMBOLS = ["circle", "square", "diamond", "triangle-up", "triangle-down", "star", "cross", "x"];
+  // orange (negative) - white (0) - blue (positive), from the same palette
+  var DIVERGING = [[0, "#D55E00"], [0.25, "#EBAE80"], [0.5, "#F7F7F7"], [0.75, "#7FB8D8"], [1, "#0072B2"]];
+  var config = { displaylogo: false, responsive: true, toImageButtonOptions: { format: "svg" } };
+  var font = { family: "system-ui, -apple-system, 'Segoe UI', 'DejaVu Sans', sans-serif", size: 13, color: "#1d2433" };
+  var measureNames = words.measures || {};
+  var methodNames = words.methods || { pearson: "Pearson r", spearman: "Spearman \u03c1", kendall: "Kendall \u03c4" };
+  var allMeasures = Object.keys(measureNames);
+
+  function label(measure) { return measureNames[measure] || measure; }
+  function colour(measure) {
+    var i = allMeasures.indexOf(measure);
+    return PALETTE[(i < 0 ? 0 : i) % PALETTE.length];
+  }
+  function num(v) { return (v === null || v === undefined) ? NaN : Number(v); }
   function unique(values) {
     var seen = {}, out = [];
     values.forEach(function (v) { if (!seen[v]) { seen[v] = true; out.push(v); } });
     return out;
   }
-
-  function num(v) { return (v === null || v === undefined) ? NaN : Number(v); }
-
-  // 1. Leaderboard: PerSEval per system for each measure, with bootstrap CIs where present.
-  var board = report.leaderboard || [];
-  var boardMeasures = unique(board.map(function (r) { return r.measure; }));
-  draw("fig-leaderboard", boardMeasures.map(function (measure) {
-    var rows = board.filter(function (r) { return r.measure === measure; });
-    var hasCi = rows.some(function (r) { return r.low !== null && r.low !== undefined; });
-    var trace = {
-      type: "bar", name: measure,
-      x: rows.map(function (r) { return r.system; }),
-      y: rows.map(function (r) { return num(r.value); }),
-      hovertemplate: "%{x}<br>" + measure + ": %{y:.4f}<extra></extra>"
-    };
-    if (hasCi) {
-      trace.error_y = {
-        type: "data", symmetric: false,
-        array: rows.map(function (r) { return num(r.high) - num(r.value); }),
-        arrayminus: rows.map(function (r) { return num(r.value) - num(r.low); })
-      };
-    }
-    return trace;
-  }), { barmode: "group", title: { text: (report.leaderboard_label || "PerSEval") + " per system" },
-        yaxis: { title: { text: report.leaderboard_label || "PerSEval" } } });
-
-  // 2. Correlation heatmap: automatic measure x HJ measure, one method.
-  var cells = (report.correlations || []).filter(function (c) { return c.method === (report.heatmap_method || "pearson"); });
-  var autos = unique(cells.map(function (c) { return c.auto_measure; }));
-  var humans = unique(cells.map(function (c) { return c.hj_measure; }));
-  if (cells.length) {
-    var z = humans.map(function (h) {
-      return autos.map(function (a) {
-        var c = cells.find(function (x) { return x.auto_measure === a && x.hj_measure === h; });
-        return c ? num(c.r) : NaN;
-      });
+  /* A long name over lines of at most `width` characters, broken after spaces, _ - / or between camel-case words. */
+  function wrap(name, width) {
+    name = String(name);
+    width = width || 24;
+    if (name.length <= width) { return name; }
+    var parts = name.split(/(?<=[\s_\-\/.])|(?<=[a-z0-9])(?=[A-Z])/), lines = [], line = "";
+    parts.forEach(function (part) {
+      if (line && (line + part).length > width) { lines.push(line); line = part; } else { line += part; }
     });
-    var text = humans.map(function (h) {
-      return autos.map(function (a) {
-        var c = cells.find(function (x) { return x.auto_measure === a && x.hj_measure === h; });
-        if (!c) { return ""; }
-        var ci = (c.low !== null && c.low !== undefined) ? " [" + num(c.low).toFixed(2) + ", " + num(c.high).toFixed(2) + "]" : "";
-        return num(c.r).toFixed(2) + ci;
-      });
-    });
-    draw("fig-heatmap", [{
-      type: "heatmap", x: autos, y: humans, z: z, text: text, texttemplate: "%{text}",
-      zmin: -1, zmax: 1, colorscale: "RdBu", reversescale: true,
-      hovertemplate: "%{x} vs %{y}<br>r = %{z:.3f}<extra></extra>"
-    }], { title: { text: "Correlation with human judgment (" + (report.heatmap_method || "pearson") + ")" },
-          margin: { l: 130, r: 20, t: 40, b: 90 } });
-  } else {
-    draw("fig-heatmap", [], {});
+    if (line) { lines.push(line); }
+    return lines.map(function (l) { return l.trim(); }).join("<br>");
   }
 
-  // 3. beta ablation: correlation against beta, one line per (automatic, HJ) pair.
-  var beta = report.beta_ablation || [];
-  var betaMethod = report.beta_method || "pearson";
-  var keys = unique(beta.map(function (r) { return r.auto_measure + " vs " + r.hj_measure; }));
-  draw("fig-beta", keys.map(function (key) {
-    var rows = beta.filter(function (r) { return r.auto_measure + " vs " + r.hj_measure === key; });
-    return { type: "scatter", mode: "lines+markers", name: key,
-             x: rows.map(function (r) { return num(r.beta); }), y: rows.map(function (r) { return num(r[betaMethod]); }) };
-  }), { title: { text: "beta ablation (" + betaMethod + ")" }, xaxis: { title: { text: "beta" } },
-        yaxis: { title: { text: betaMethod } } });
+  /* A figure narrower than this (a phone) gets its legend in rows under the plot, not in a column beside it. */
+  var NARROW = 640;
+  function narrow(id) {
+    var el = document.getElementById(id);
+    return !!el && el.clientWidth > 0 && el.clientWidth < NARROW;
+  }
 
-  // 4. Stability: epsilon-rank stability (Spearman) per sampling level, one line per measure and definition.
-  var stab = report.stability || [];
-  var stabKeys = unique(stab.map(function (r) { return r.measure + " (" + r.definition + ")"; }));
-  draw("fig-stability", stabKeys.map(function (key) {
-    var rows = stab.filter(function (r) { return r.measure + " (" + r.definition + ")" === key && r.stability !== null && r.stability !== undefined; });
-    return { type: "scatter", mode: "lines+markers", name: key,
-             x: rows.map(function (r) { return num(r.level); }), y: rows.map(function (r) { return num(r.stability); }) };
-  }).filter(function (t) { return t.x.length; }), {
-    title: { text: report.stability_label || "Rank stability per sampling level" },
-    xaxis: { title: { text: "% of the data" }, autorange: "reversed" }, yaxis: { title: { text: report.stability_axis || "stability" } }
-  });
+  function layoutWith(layout, small, traces) {
+    layout.font = font;
+    layout.paper_bgcolor = "#ffffff";
+    layout.plot_bgcolor = "#ffffff";
+    layout.margin = layout.margin || { l: 10, r: 10, t: 60, b: 10, pad: 4 };
+    layout.height = layout.height || 460;
+    layout.hoverlabel = { font: { family: font.family, size: 12 } };
+    if (layout.title && typeof layout.title === "object") {
+      layout.title.x = 0; layout.title.xanchor = "left"; layout.title.xref = "container"; layout.title.pad = { l: 4 };
+    }
+    if (small) {
+      var named = traces.filter(function (t) { return t.showlegend !== false && t.type !== "heatmap"; }).length;
+      var title = layout.legend && layout.legend.title;
+      layout.legend = { orientation: "h", x: 0, xanchor: "left", xref: "container", y: 0, yanchor: "bottom",
+                        yref: "container", title: title ? { text: title.text, side: "top" } : undefined };
+      layout.height = Math.max(layout.height || 0, 460) + 22 * named;
+      if (layout.title && layout.title.text) { layout.title.text = wrap(layout.title.text, 34); }
+      layout.margin.t = 40 + 22 * ((layout.title && layout.title.text) || "").split("<br>").length;
+    }
+    ["xaxis", "yaxis"].forEach(function (axis) {
+      if (layout[axis]) {
+        layout[axis].automargin = true;
+        layout[axis].gridcolor = layout[axis].gridcolor || "#e6e9ef";
+        layout[axis].linecolor = "#8a93a6";
+        layout[axis].showline = true;
+        layout[axis].title = layout[axis].title || {};
+        layout[axis].title.standoff = 10;
+      }
+    });
+    return layout;
+  }
+
+  function draw(id, traces, layout) {
+    var el = document.getElementById(id);
+    if (!el) { return; }
+    if (!traces.length) { el.textContent = "No data for this figure."; return; }
+    Plotly.react(el, traces, layoutWith(layout, narrow(id), traces), config);
+  }
+
+  // 1. Leaderboard: PerSEval per system (rows, best first) and measure (markers), with bootstrap intervals.
+  var board = report.leaderboard || [];
+  (function () {
+    var measures = unique(board.map(function (r) { return r.measure; }));
+    var systems = unique(board.map(function (r) { return r.system; }));
+    var first = {};
+    board.forEach(function (r) { if (r.measure === measures[0]) { first[r.system] = num(r.value); } });
+    var key = function (s) { return isNaN(first[s]) || first[s] === undefined ? -Infinity : first[s]; };
+    systems.sort(function (a, b) { return key(b) - key(a); });
+    var lo = 0, hi = 0;
+    board.forEach(function (r) {
+      [num(r.value), num(r.low), num(r.high)].forEach(function (v) {
+        if (!isNaN(v)) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
+      });
+    });
+    hi = Math.max(hi, lo + 0.05);
+    var pad = 0.03 * (hi - lo);
+    var names = systems.map(function (s) { return wrap(s); });
+    var traces = measures.map(function (measure, i) {
+      var rows = systems.map(function (s) {
+        return board.find(function (r) { return r.system === s && r.measure === measure; }) || {};
+      });
+      var hasCi = rows.some(function (r) { return r.low !== null && r.low !== undefined; });
+      var trace = {
+        type: "scatter", mode: "markers", orientation: "h", name: label(measure), y: names,
+        x: rows.map(function (r) { return num(r.value); }),
+        marker: { color: colour(measure), symbol: SYMBOLS[i % SYMBOLS.length], size: 10,
+                  line: { color: "#ffffff", width: 1 } },
+        customdata: rows.map(function (r, k) { return [systems[k], fmt(r.value), fmt(r.low), fmt(r.high)]; }),
+        hovertemplate: "<b>%{customdata[0]}</b><br>" + label(measure) + ": %{customdata[1]}" +
+          (hasCi ? "<br>interval %{customdata[2]} to %{customdata[3]}" : "") + "<extra></extra>"
+      };
+      if (hasCi) {
+        trace.error_x = {
+          type: "data", symmetric: false, color: colour(measure), thickness: 1.6, width: 4,
+          array: rows.map(function (r) { return num(r.high) - num(r.value); }),
+          arrayminus: rows.map(function (r) { return num(r.value) - num(r.low); })
+        };
+      }
+      return trace;
+    });
+    draw("fig-leaderboard", traces, {
+      title: { text: (report.leaderboard_label || "PerSEval") + " per system" },
+      scattermode: "group", scattergap: 0.35,
+      height: Math.max(360, 150 + systems.length * Math.max(30, 12 * measures.length)),
+      xaxis: { title: { text: (report.leaderboard_label || "PerSEval") +
+                        (narrow("fig-leaderboard") ? "" : " (0 = not personalised; higher is better)") },
+               range: [lo - pad, hi + pad], zeroline: true, zerolinecolor: "#8a93a6", zerolinewidth: 1.5 },
+      yaxis: { title: { text: "System" }, type: "category", autorange: "reversed", categoryorder: "array",
+               categoryarray: names, showgrid: true },
+      legend: { title: { text: "Measure" }, traceorder: "normal" }
+    });
+  })();
+
+  // 2. Correlation heatmap: automatic measure x HJ measure for the chosen coefficient, the number in each cell.
+  var correlations = report.correlations || [];
+  function drawHeatmap(method) {
+    var cells = correlations.filter(function (c) { return c.method === method; });
+    if (!cells.length) { draw("fig-heatmap", [], {}); return; }
+    var autos = unique(cells.map(function (c) { return c.auto_measure; }));
+    var humans = unique(cells.map(function (c) { return c.hj_measure; }));
+    var flags = (words.flags || {})[method] || {};
+    // on a narrow screen the longer list runs down the page; in narrow cells only the coefficient is written
+    // (the interval and p-value stay in the hover and in the grid table)
+    var small = narrow("fig-heatmap"), across = small && autos.length > humans.length ? humans : autos;
+    var el = document.getElementById("fig-heatmap");
+    var cellWidth = el && el.clientWidth > 0 ? (el.clientWidth - 260) / Math.max(1, across.length) : 200;
+    var compact = cellWidth < 95;
+    function cell(a, h) {
+      return cells.find(function (x) { return x.auto_measure === a && x.hj_measure === h; });
+    }
+    var z = [], text = [], custom = [];
+    humans.forEach(function (h) {
+      var zr = [], tr = [], cr = [];
+      autos.forEach(function (a) {
+        var c = cell(a, h);
+        var warn = c ? (flags[a + " | " + h] || []) : [];
+        var r = c ? num(c.r) : NaN;
+        zr.push(r);
+        if (!c) { tr.push(""); cr.push(["", "", "", "", "", "", label(a), label(h)]); return; }
+        var head = isNaN(r) ? "undefined" : "<b>" + fmt(r) + "</b>";
+        var ci = (c.low !== null && c.low !== undefined) ? "[" + fmt(c.low) + ", " + fmt(c.high) + "]" : "";
+        tr.push(head + (warn.length ? " \u26a0" : "") + (compact ? "" : (ci ? "<br>" + ci : "") + "<br>" + withP(c.p)));
+        cr.push([fmt(r), ci || MISSING, withP(c.p), String(c.n), c.strength || MISSING,
+                 warn.length ? "<br>\u26a0 " + warn.join(", ") : "", label(a), label(h)]);
+      });
+      z.push(zr); text.push(tr); custom.push(cr);
+    });
+    var name = methodNames[method] || method;
+    var xTitle = "Automatic measure (PerSEval-X)", yTitle = "Human judgment (HJ-Y)", xs = autos, ys = humans;
+    if (across !== autos) {  // transposed: automatic measures down, HJ measures across
+      var flip = function (m) { return m[0].map(function (_, j) { return m.map(function (row) { return row[j]; }); }); };
+      z = flip(z); text = flip(text); custom = flip(custom);
+      xs = humans; ys = autos; xTitle = "Human judgment (HJ-Y)"; yTitle = "Automatic measure (X)";
+    }
+    draw("fig-heatmap", [{
+      type: "heatmap", x: xs.map(label), y: ys.map(label), z: z, text: text, texttemplate: "%{text}",
+      textfont: { size: compact ? 10 : (cellWidth < 130 ? 11 : 12) }, customdata: custom, zmin: -1, zmax: 1, colorscale: DIVERGING, xgap: 3,
+      ygap: 3,
+      colorbar: { title: { text: name }, tickvals: [-1, -0.5, 0, 0.5, 1], ticktext: ["-1", "-0.5", "0", "0.5", "1"],
+                  outlinewidth: 0, thickness: 14 },
+      hovertemplate: "<b>%{customdata[6]}</b> vs <b>%{customdata[7]}</b><br>" + name + " = %{customdata[0]} %{customdata[1]}<br>" +
+        "%{customdata[2]}, n = %{customdata[3]} systems<br>strength: %{customdata[4]}%{customdata[5]}<extra></extra>"
+    }], {
+      title: { text: "Correlation with human judgment \u00b7 " + name },
+      height: Math.max(300, 170 + (compact ? 60 : 95) * ys.length),
+      xaxis: { title: { text: xTitle }, type: "category", showgrid: false },
+      yaxis: { title: { text: yTitle }, type: "category", autorange: "reversed",
+               showgrid: false }
+    });
+  }
+
+  // 3. beta ablation: the chosen coefficient against beta, one line per (automatic, HJ) pair.
+  var beta = report.beta_ablation || [];
+  function drawBeta(method) {
+    var pairs = unique(beta.map(function (r) { return r.auto_measure + "\u0000" + r.hj_measure; }));
+    var humans = unique(beta.map(function (r) { return r.hj_measure; }));
+    var name = methodNames[method] || method;
+    draw("fig-beta", pairs.map(function (key, i) {
+      var parts = key.split("\u0000");
+      var rows = beta.filter(function (r) { return r.auto_measure === parts[0] && r.hj_measure === parts[1]; });
+      // widest line and largest marker first, so lines on top of each other show as nested stripes
+      var width = Math.max(5 - 0.7 * i, 1.5), size = Math.max(12 - 1.5 * i, 6);
+      return {
+        type: "scatter", mode: "lines+markers", name: label(parts[0]) + " vs " + label(parts[1]),
+        x: rows.map(function (r) { return num(r.beta); }), y: rows.map(function (r) { return num(r[method]); }),
+        line: { color: colour(parts[0]), dash: DASHES[(i + humans.indexOf(parts[1])) % DASHES.length], width: width },
+        marker: { symbol: SYMBOLS[i % SYMBOLS.length], size: size, color: colour(parts[0]),
+                  line: { color: "#ffffff", width: 1 } },
+        customdata: rows.map(function (r) { return fmt(r[method]); }),
+        hovertemplate: label(parts[0]) + " vs " + label(parts[1]) + "<br>\u03b2 = %{x}: " + name +
+          " = %{customdata}<extra></extra>"
+      };
+    }), {
+      title: { text: "\u03b2 ablation \u00b7 " + name },
+      xaxis: { title: { text: "\u03b2 (exponent of the EDP penalty)" }, dtick: 0.1 },
+      yaxis: { title: { text: name + " with HJ" } },
+      legend: { title: { text: "Automatic vs HJ measure" } }
+    });
+  }
+
+  // 4. Stability: epsilon-rank stability (Spearman) per share of the data, one line per measure and definition.
+  (function () {
+    var stab = report.stability || [];
+    var keys = unique(stab.map(function (r) { return r.measure + "\u0000" + r.definition; }));
+    var traces = keys.map(function (key) {
+      var parts = key.split("\u0000"), paper = parts[1] === "paper";
+      var rows = stab.filter(function (r) {
+        return r.measure === parts[0] && r.definition === parts[1] && r.stability !== null && r.stability !== undefined;
+      });
+      var i = allMeasures.indexOf(parts[0]);
+      return {
+        type: "scatter", mode: "lines+markers", name: label(parts[0]) + " (" + (paper ? "paper" : "authors' code") + ")",
+        x: rows.map(function (r) { return num(r.level); }), y: rows.map(function (r) { return num(r.stability); }),
+        // the paper's: a wide pale band; the authors': a thin dashed line in full colour, drawn on top of it
+        opacity: paper ? 0.45 : 1,
+        line: { color: colour(parts[0]), dash: paper ? "solid" : "dash", width: paper ? 6 : 2 },
+        marker: paper ? { symbol: SYMBOLS[(i < 0 ? 0 : i) % SYMBOLS.length], size: 13, color: colour(parts[0]) }
+                      : { symbol: SYMBOLS[(i < 0 ? 0 : i) % SYMBOLS.length] + "-open", size: 9, color: colour(parts[0]),
+                          line: { width: 2 } },
+        customdata: rows.map(function (r) { return fmt(r.stability); }),
+        hovertemplate: label(parts[0]) + " (" + parts[1] + ")<br>%{x} % of the data: %{customdata}<extra></extra>"
+      };
+    }).filter(function (t) { return t.x.length; });
+    draw("fig-stability", traces, {
+      title: { text: report.stability_label || "Rank stability per sampling level" },
+      xaxis: { title: { text: "Share of the data scored (%)" }, autorange: "reversed" },
+      yaxis: { title: { text: "\u03b5-rank stability (" + (report.stability_axis || "Spearman") + ")" } },
+      legend: { title: { text: "Measure (definition)" } }
+    });
+  })();
 
   // 5. Rater agreement: each rater's agreement with the others, and alpha without that rater.
-  var raters = (report.raters && report.raters.per_rater) || [];
-  draw("fig-raters", raters.length ? [
-    { type: "bar", name: "Spearman with the others' mean", x: raters.map(function (r) { return r.rater; }),
-      y: raters.map(function (r) { return num(r.agreement); }) },
-    { type: "scatter", mode: "markers", name: "alpha without this rater", x: raters.map(function (r) { return r.rater; }),
-      y: raters.map(function (r) { return num(r.alpha_without); }), marker: { size: 9, symbol: "diamond" } }
-  ] : [], { title: { text: "Rater agreement" + (report.raters && report.raters.alpha !== undefined && report.raters.alpha !== null
-            ? " (Krippendorff's alpha, ordinal: " + num(report.raters.alpha).toFixed(3) + ")" : "") },
-            yaxis: { title: { text: "agreement" } } });
+  (function () {
+    var raters = (report.raters && report.raters.per_rater) || [];
+    var alpha = report.raters ? num(report.raters.alpha) : NaN;
+    var ids = raters.map(function (r) { return r.rater; });
+    var layout = {
+      title: { text: "Rater agreement" + (isNaN(alpha) ? "" : " (Krippendorff's \u03b1, ordinal: " + fmt(alpha) + ")") },
+      xaxis: { title: { text: "Rater" }, type: "category", tickangle: ids.length > 16 ? -45 : 0 },
+      yaxis: { title: { text: "Agreement (\u03c1 or \u03b1)" } },
+      legend: { orientation: "h", x: 0, y: 1.0, yanchor: "bottom" }
+    };
+    if (!isNaN(alpha)) {
+      layout.shapes = [{ type: "line", xref: "paper", x0: 0, x1: 1, y0: alpha, y1: alpha,
+                         line: { color: PALETTE[3], width: 1.5, dash: "dot" } }];
+    }
+    draw("fig-raters", raters.length ? [
+      { type: "bar", name: "Spearman \u03c1 with the others' mean", x: ids, marker: { color: PALETTE[0] },
+        y: raters.map(function (r) { return num(r.agreement); }),
+        customdata: raters.map(function (r) { return fmt(r.agreement); }),
+        hovertemplate: "%{x}: \u03c1 = %{customdata}<extra></extra>" },
+      { type: "scatter", mode: "markers", name: "\u03b1 without this rater (dotted: \u03b1 with everyone)", x: ids,
+        y: raters.map(function (r) { return num(r.alpha_without); }),
+        customdata: raters.map(function (r) { return fmt(r.alpha_without); }),
+        hovertemplate: "%{x}: \u03b1 without = %{customdata}<extra></extra>",
+        marker: { size: 11, symbol: "diamond", color: PALETTE[3], line: { color: "#ffffff", width: 1 } } }
+    ] : [], layout);
+  })();
+
+  // The coefficient switch: heatmap, beta curve, warnings and the grid table follow it.
+  function select(method) {
+    drawHeatmap(method);
+    drawBeta(method);
+    Array.prototype.forEach.call(document.querySelectorAll(".corr-warnings, .corr-grid, .beta-warnings"),
+      function (el) { el.hidden = el.getAttribute("data-method") !== method; });
+  }
+  var chosen = words.method || report.heatmap_method || "pearson";
+  Array.prototype.forEach.call(document.querySelectorAll("#method-switch input[name=method]"), function (input) {
+    if (input.checked) { chosen = input.value; }
+    input.addEventListener("change", function () { if (input.checked) { select(input.value); } });
+  });
+  select(chosen);
+  window.PerSEvalReport.select = select;
 })();

@@ -76,7 +76,8 @@ def test_studies_with_progress(researcher_api, rated_study):
     assert detail["dataset"] == "tiny" and detail["status"] == "open" and len(detail["systems"]) == 10
     expected = {
         "questionnaires": progress.questionnaires, "complete": progress.complete,
-        "in_progress": progress.in_progress, "open": progress.open, "ratings_sets": progress.ratings_sets,
+        "all_slots_taken": progress.all_slots_taken, "with_free_slot": progress.with_free_slot,
+        "free_slots": progress.free_slots, "ratings_sets": progress.ratings_sets,
         "ratings_sets_needed": progress.ratings_sets_needed, "participants": progress.participants,
         "percent": progress.percent, "ratings_per_system": progress.ratings_per_system,
     }

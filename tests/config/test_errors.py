@@ -76,3 +76,44 @@ def test_head_is_allowed_on_participant_and_research_pages():
     assert client.head("/accounts/login/").status_code == 200
     client.force_login(_researcher())
     assert client.head("/research/runs/").status_code == 200
+
+
+def test_a_signed_in_non_researcher_gets_a_page_that_says_why_and_a_way_out():
+    """The 403 page names the account and what is missing, logs out by POST (CSRF checked) back to the login page
+    for the same address, and links home; the API answers JSON as before."""
+    import re
+
+    from django.contrib.auth.models import User
+
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(User.objects.create_user("plain-403", password="pw-plain-403"))
+    for url in ["/research/", "/research/runs/"]:
+        page = client.get(url)
+        html = page.content.decode()
+        assert page.status_code == 403 and page["Content-Type"].startswith("text/html"), url
+        assert "This page is for researchers; you are signed in as" in html and ">plain-403</strong>" in html
+        assert 'action="/accounts/logout/"' in html and 'name="csrfmiddlewaretoken"' in html
+        assert 'href="/"' in html and "Go to the home page" in html
+    api = client.get("/api/studies/")
+    assert api.status_code == 403 and api["Content-Type"] == "application/json" and "detail" in api.json()
+
+    page = client.get("/research/").content.decode()
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page).group(1)
+    follow = re.search(r'name="next" value="([^"]+)"', page).group(1).replace("&amp;", "&")
+    assert client.post("/accounts/logout/", {"next": follow}).status_code == 403  # no token: refused
+    out = client.post("/accounts/logout/", {"next": follow, "csrfmiddlewaretoken": token})
+    assert out.status_code == 302 and out["Location"] == "/accounts/login/?next=/research/"
+    assert client.get("/research/")["Location"].startswith("/accounts/login/")  # signed out
+
+
+def test_the_403_page_for_another_reason_names_it(rf):
+    from django.contrib.auth.models import AnonymousUser
+    from django.core.exceptions import PermissionDenied
+
+    request = rf.get("/somewhere/")
+    request.user = AnonymousUser()
+    page = errors.permission_denied(request, PermissionDenied("x"))
+    html = page.content.decode()
+    assert page.status_code == 403 and "You may not open this page." in html
+    assert 'href="/accounts/login/?next=/somewhere/"' in html and "researchers" not in html
+    assert errors.permission_denied(rf.get("/api/x/"), PermissionDenied()).status_code == 403

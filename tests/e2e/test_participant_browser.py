@@ -55,3 +55,49 @@ def test_participant_completes_questionnaire_with_keyboard(live_server, browser)
     phone.click("button:has-text('Start')")
     expect(phone.locator("#progress-text")).to_have_text("0 of 6 pairs rated")
     phone.screenshot(path=str(SHOTS / "questionnaire-phone.png"))
+
+
+def test_article_local_deadline_and_back_after_submitting(live_server, browser):
+    """A participant in Tokyo sees the article above the pairs (collapsible), the deadline in their own time, and
+    Back after submitting shows the thank-you page, not the old form (that the pages are sent "no-store" is
+    checked in tests/survey/test_views.py)."""
+    from datetime import timedelta
+
+    from survey.models import Study
+
+    call_command("load_demo", participants=0, sets_each=0, stdout=open(os.devnull, "w"))
+    Study.objects.filter(slug="demo").update(show_article=True)
+    context = browser.new_context(timezone_id="Asia/Tokyo", locale="en-US", viewport={"width": 1200, "height": 900})
+    page = context.new_page()
+    page.goto(f"{live_server.url}/s/demo/")
+    page.check("#id_consent")
+    page.click("text=Agree and continue")
+    page.click("button:has-text('Skip')")
+    page.click("button:has-text('Start')")
+    expect(page.locator("#progress-text")).to_have_text("0 of 6 pairs rated")
+    assignment = Assignment.objects.get(participant__study__slug="demo", completed_at__isnull=True)
+    document = assignment.questionnaire.document
+
+    article = page.locator("#article")
+    expect(article.locator("h2")).to_have_text(document.headline)
+    page.click("#article > summary")  # collapses, and opens again
+    expect(article.locator("h2")).to_be_hidden()
+    page.click("#article > summary")
+    expect(article.locator("h2")).to_be_visible()
+
+    deadline = page.locator("#deadline time")
+    expect(deadline).to_have_attribute("data-localized", "")
+    tokyo = assignment.expires_at + timedelta(hours=9)
+    assert deadline.inner_text() == f"{tokyo.hour % 12 or 12}:{tokyo:%M} {'AM' if tokyo.hour < 12 else 'PM'} GMT+9"
+    page.screenshot(path=str(SHOTS / "questionnaire-article.png"), full_page=True)
+
+    for key in ["3", "3", "4", "4", "5", "5"]:
+        page.keyboard.press(key)
+    page.click("#submit-ratings")
+    page.wait_for_selector("#completion-code")
+    expect(page.locator("main time")).to_have_attribute("data-localized", "")
+    page.go_back()
+    expect(page.locator("h1")).to_have_text("Thank you!")
+    assert page.locator("#ratings-form").count() == 0
+    assert Rating.objects.filter(assignment=assignment).count() == 6
+    context.close()

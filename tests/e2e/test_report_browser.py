@@ -11,6 +11,7 @@ import os
 import pytest
 from django.core.management import call_command
 
+from metaeval.core import display
 from metaeval.models import MetaevalRun
 from tests.e2e.conftest import SHOTS
 
@@ -18,7 +19,8 @@ pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 FIGURES = ("fig-leaderboard", "fig-heatmap", "fig-beta", "fig-stability", "fig-raters")
 
 
-def test_report_figures_render_online_and_offline(live_server, browser, tmp_path, monkeypatch):
+def _demo_report(tmp_path, monkeypatch) -> MetaevalRun:
+    """The demo's accounts and a small seeded report run of its ratings."""
     monkeypatch.setenv("METAEVAL_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("DEMO_RESEARCHER_PASSWORD", "researcher-demo-pass")  # accounts with DEBUG off need them
     monkeypatch.setenv("DEMO_ADMIN_PASSWORD", "admin-demo-pass")
@@ -28,6 +30,18 @@ def test_report_figures_render_online_and_offline(live_server, browser, tmp_path
                  "--stability-samples", "3", stdout=io.StringIO())
     run = MetaevalRun.objects.get(kind="report")
     assert run.status == "done", run.error
+    return run
+
+
+def _log_in(page, live_server, next_url: str) -> None:
+    page.goto(f"{live_server.url}/accounts/login/?next={next_url}")
+    page.fill("input[name=username]", "researcher")
+    page.fill("input[name=password]", "researcher-demo-pass")
+    page.click("button[type=submit]")
+
+
+def test_report_figures_render_online_and_offline(live_server, browser, tmp_path, monkeypatch):
+    run = _demo_report(tmp_path, monkeypatch)
     SHOTS.mkdir(parents=True, exist_ok=True)
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
@@ -37,10 +51,7 @@ def test_report_figures_render_online_and_offline(live_server, browser, tmp_path
     blocked: list[str] = []  # Content-Security-Policy violations (an inline script without the nonce, eval, ...)
     page.on("console", lambda message: blocked.append(message.text)
             if "Content Security Policy" in message.text else None)
-    page.goto(f"{live_server.url}/accounts/login/?next=/research/runs/{run.pk}/report/")
-    page.fill("input[name=username]", "researcher")
-    page.fill("input[name=password]", "researcher-demo-pass")
-    page.click("button[type=submit]")
+    _log_in(page, live_server, f"/research/runs/{run.pk}/report/")
     for figure in FIGURES:
         page.wait_for_selector(f"#{figure} .main-svg", timeout=20000)
         assert page.locator(f"#{figure} .main-svg").count() > 0, figure
@@ -70,5 +81,117 @@ def test_report_figures_render_online_and_offline(live_server, browser, tmp_path
     for figure in FIGURES:
         offline.wait_for_selector(f"#{figure} .main-svg", timeout=20000)
     assert offline.locator("#alphas tbody tr").count() == 3
+    offline.click("#method-switch label:has-text('Kendall')")  # the coefficient switch works offline too
+    offline.wait_for_function("() => document.getElementById('fig-heatmap').layout.title.text.includes('Kendall')")
+    assert offline.is_visible("#corr-grid-kendall") and not offline.is_visible("#corr-grid-pearson")
     assert requests == []
     context.close()
+
+
+def _boxes(page, selector: str) -> list[dict]:
+    """Each element's text and its bounding box (left, top, right, bottom) in the page."""
+    return page.evaluate("""(selector) => Array.from(document.querySelectorAll(selector)).map((el) => {
+        const b = el.getBoundingClientRect();
+        return {text: el.textContent, box: [b.left, b.top, b.right, b.bottom]};
+    })""", selector)
+
+
+def _grid(run: MetaevalRun, method: str) -> list[list[float | None]]:
+    """The correlations of one coefficient as the heatmap lays them out (a row per HJ measure)."""
+    cells = [cell for cell in run.report["correlations"] if cell["method"] == method]
+    autos = list(dict.fromkeys(cell["auto_measure"] for cell in cells))
+    humans = list(dict.fromkeys(cell["hj_measure"] for cell in cells))
+    value = {(cell["auto_measure"], cell["hj_measure"]): cell["r"] for cell in cells}
+    return [[value[(a, h)] for a in autos] for h in humans]
+
+
+def test_report_figures_are_readable(live_server, browser, tmp_path, monkeypatch):
+    """Every system name whole and inside the figure, axis titles on every axis, a "How to read this" under each
+    figure, the page's numbers in the Python formatter's format, the warnings the grid needs, and a switch between
+    Pearson, Spearman and Kendall that redraws the grid."""
+    run = _demo_report(tmp_path, monkeypatch)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    _log_in(page, live_server, f"/research/runs/{run.pk}/report/")
+    for figure in FIGURES:
+        page.wait_for_selector(f"#{figure} .main-svg", timeout=20000)
+
+    systems_visible(page, run)
+    # the heatmap's measure names too (a long HJ name was once cut off on the left)
+    heatmap_box = page.locator("#fig-heatmap").bounding_box()
+    for label in _boxes(page, "#fig-heatmap .yaxislayer-above .ytick text, #fig-heatmap .xaxislayer-above .xtick text"):
+        assert heatmap_box["x"] <= label["box"][0] and label["box"][2] <= heatmap_box["x"] + heatmap_box["width"]
+    assert {label["text"] for label in _boxes(page, "#fig-heatmap .yaxislayer-above .ytick text")} == {"HJ (ROUGE-L)"}
+
+    # an axis title on every axis, and one line on how to read each figure
+    for figure in FIGURES:
+        for axis in ("xtitle", "ytitle"):
+            titles = [t["text"].strip() for t in _boxes(page, f"#{figure} .{axis}")]
+            assert titles and all(titles), (figure, axis)
+        how = page.locator(f"#{figure} ~ p.how").first
+        assert how.is_visible() and how.inner_text().startswith("How to read this:"), figure
+
+    # the figures' numbers are the tables' numbers: the script formats as metaeval.core.display does
+    values = [0.5474555235729122, 2.963e-12, -1.1856875013260826e-05, 0.0, 1.0, 0.03125, -0.03125, 0.99995, -0.1177,
+              12345.678912, 5e-05, 0.00015, None]
+    assert page.evaluate("(vs) => vs.map((v) => window.PerSEvalReport.fmt(v))", values) == [
+        display.fmt_number(v) for v in values]
+    ps = [1.5930994521720158e-19, 0.0005, 0.001, 0.0425, 0.7623762376237624, 1.0, None]
+    assert page.evaluate("(ps) => ps.map((p) => window.PerSEvalReport.fmtP(p))", ps) == [display.fmt_p(p) for p in ps]
+
+    # the grid: Pearson first, with the warnings the numbers call for
+    view = display.correlation_view(run.report)
+    assert view is not None
+    warnings = {entry["method"]: entry["warnings"] for entry in view["methods"]}
+
+    def shows(method: str) -> None:
+        heatmap = page.evaluate("() => document.getElementById('fig-heatmap').data[0]")
+        assert heatmap["z"] == _grid(run, method)
+        first = next(c for c in run.report["correlations"] if c["method"] == method)
+        assert heatmap["text"][0][0].startswith(f"<b>{display.fmt_number(first['r'])}</b>")
+        assert page.is_visible(f"#corr-grid-{method}")
+        assert page.locator(f"#corr-grid-{method} tbody tr td").nth(2).inner_text() == display.fmt_number(first["r"])
+        for other in ("pearson", "spearman", "kendall"):
+            if other != method:
+                assert not page.is_visible(f"#corr-grid-{other}")
+        shown = page.locator(".corr-warnings:visible")
+        assert shown.count() == (1 if warnings[method] else 0)
+        if warnings[method]:
+            assert [item.inner_text() for item in shown.locator("li").all()] == warnings[method]
+        assert display.method_name(method).split()[0] in (page.text_content("#fig-beta .ytitle") or "")
+
+    shows("pearson")
+    page.click("#method-switch label:has-text('Spearman')")
+    page.wait_for_function("() => document.getElementById('fig-heatmap').layout.title.text.includes('Spearman')")
+    shows("spearman")
+    page.locator("#section-correlations").screenshot(path=str(SHOTS / "report-correlations-spearman.png"))
+    page.click("#method-switch label:has-text('Pearson')")
+    page.wait_for_function("() => document.getElementById('fig-heatmap').layout.title.text.includes('Pearson')")
+    shows("pearson")
+    # on a phone too: the names stay whole, the legend moves under the plot
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.reload()
+    page.wait_for_selector("#fig-leaderboard .main-svg", timeout=20000)
+    systems_visible(page, run)
+    page.locator("#fig-leaderboard").screenshot(path=str(SHOTS / "report-fig-leaderboard-phone.png"))
+    assert errors == []
+    context.close()
+
+
+def systems_visible(page, run: MetaevalRun) -> None:
+    """Every system name on the leaderboard's axis: present, whole, inside the figure, left of the plot, apart."""
+    figure_box = page.locator("#fig-leaderboard").bounding_box()
+    plot_left = page.locator("#fig-leaderboard .nsewdrag").first.bounding_box()["x"]
+    labels = _boxes(page, "#fig-leaderboard .yaxislayer-above .ytick text")
+    assert sorted(label["text"] for label in labels) == sorted({row["system"] for row in run.report["leaderboard"]})
+    for label in labels:
+        left, top, right, bottom = label["box"]
+        assert right - left > 5 * len(label["text"]), label  # drawn at full length
+        assert figure_box["x"] <= left and right <= plot_left + 1, label  # not clipped, not under the plot
+        assert figure_box["y"] <= top and bottom <= figure_box["y"] + figure_box["height"], label
+    ordered = sorted(labels, key=lambda label: label["box"][1])
+    for upper, lower in zip(ordered, ordered[1:], strict=False):
+        assert lower["box"][1] >= upper["box"][3] - 0.5, (upper, lower)  # no label over another

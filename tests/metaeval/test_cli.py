@@ -211,3 +211,127 @@ def test_parameters_are_checked_by_their_one_definition(argv, message, capsys):
     with pytest.raises(SystemExit) as exited:
         main(argv)
     assert exited.value.code == 2 and message in capsys.readouterr().err
+
+
+# -- progress on stderr, and the terminal's correlation grid --------------------------------------------------------
+
+REPORT = ("report", DATASET, "--ratings", RATINGS, "--aux", "rouge_l", *FULL)
+
+
+def _module(*argv: str, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "metaeval", *argv], capture_output=True, text=True, cwd=ROOT,
+                          check=False, **kwargs)
+
+
+def test_progress_is_silent_when_stderr_is_piped(tmp_path):
+    quiet = _module(*REPORT, "--out-dir", str(tmp_path / "quiet"))
+    assert quiet.returncode == 0, quiet.stderr
+    assert quiet.stderr == ""  # no bar, no carriage returns in a log file
+    verbose = _module(*REPORT, "-v", "--out-dir", str(tmp_path / "verbose"))
+    assert verbose.returncode == 0, verbose.stderr
+    lines = verbose.stderr.splitlines()
+    assert "\r" not in verbose.stderr and not any(line.startswith("[") for line in lines)
+    for step in ("rouge_l: distances", "hj with rouge_l", "report: correlation grid with bootstrap intervals",
+                 "report: permutation tests", "report: beta ablation", "report: rater agreement"):
+        assert any(line.startswith(step) for line in lines), step
+    assert (tmp_path / "quiet" / "report.json").read_bytes() == (tmp_path / "verbose" / "report.json").read_bytes()
+
+
+def _on_a_terminal(argv: list[str], out: Path) -> tuple[int, str]:
+    """Run ``python -m metaeval argv`` with stderr on a pseudo-terminal (120 columns); its exit code and what the
+    terminal received."""
+    import fcntl
+    import os
+    import pty
+    import select
+    import struct
+    import termios
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+    with open(out, "wb") as stdout:
+        process = subprocess.Popen([sys.executable, "-m", "metaeval", *argv], cwd=ROOT, stdin=subprocess.DEVNULL,
+                                   stdout=stdout, stderr=slave, env={**os.environ, "TERM": "xterm"})
+        os.close(slave)
+        received = bytearray()
+        try:
+            while True:
+                ready, _, _ = select.select([master], [], [], 120)
+                if not ready:
+                    break
+                try:
+                    chunk = os.read(master, 65536)
+                except OSError:  # EIO: the child closed the terminal
+                    break
+                if not chunk:
+                    break
+                received += chunk
+        finally:
+            os.close(master)
+            code = process.wait(timeout=120)
+    return code, received.decode("utf-8", "replace")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
+def test_progress_bar_on_a_terminal(tmp_path):
+    code, screen = _on_a_terminal([*REPORT, "--out-dir", str(tmp_path / "tty")], tmp_path / "stdout.txt")
+    assert code == 0, screen
+    frames = [frame for frame in screen.replace("\r\n", "\n").split("\r") if frame.strip()]
+    bars = [frame for frame in frames if frame.startswith("[")]
+    assert len(bars) >= 5  # redrawn in place as the run goes
+    assert bars[0].startswith("[------------------------]   0%  0/5")
+    assert any("report: permutation tests" in frame for frame in bars)
+    assert "[########################] 100%  5/5" in bars[-1] and bars[-1].rstrip().endswith("done")
+    percents = [int(frame[27:30]) for frame in bars]
+    assert percents == sorted(percents)  # only forward
+    assert "Human-judgment correlation" not in screen  # the summary stays on stdout
+    assert "Human-judgment correlation" in (tmp_path / "stdout.txt").read_text()
+    # drawing the bar changes no number
+    piped = _module(*REPORT, "--out-dir", str(tmp_path / "piped"))
+    assert piped.returncode == 0, piped.stderr
+    assert (tmp_path / "tty" / "report.json").read_bytes() == (tmp_path / "piped" / "report.json").read_bytes()
+    quiet, _ = _on_a_terminal([*REPORT, "--no-progress", "--out-dir", str(tmp_path / "off")], tmp_path / "o.txt")
+    assert quiet == 0
+
+
+def test_the_grid_prints_p_values_and_n_beside_each_coefficient(tmp_path):
+    from metaeval.core.display import fmt_number, fmt_p
+
+    folder = tmp_path / "r"
+    code, out, _ = run("report", DATASET, "--ratings", RATINGS, "--measures", "rouge_l,jsd", "--aux", "rouge_l",
+                       "--out-dir", str(folder), "--no-cache")
+    assert code == 0
+    grid = out[out.index("Human-judgment correlation"):].split("\n\nWrote")[0].splitlines()
+    assert grid[0] == "Human-judgment correlation of PerSEval (two-sided p-value in brackets; n = systems correlated)"
+    assert grid[1].split() == ["automatic", "human", "judgment", "Pearson", "r", "Spearman", "rho", "Kendall", "tau",
+                               "n"]
+    with open(folder / "correlations.csv", newline="", encoding="utf-8") as handle:
+        cells = list(csv.DictReader(handle))
+    for line, cell in zip(grid[2:4], cells, strict=True):
+        expected = [cell["auto_measure"], cell["hj_measure"]]
+        for method in ("pearson", "spearman", "kendall"):
+            p = fmt_p(float(cell[f"{method}_p"]))
+            expected.append(f"{fmt_number(float(cell[method]))} (p {p if p.startswith('<') else '= ' + p})")
+        expected.append(cell["n"])
+        assert line.split() == " ".join(expected).split(), line
+    # on the demo, ROUGE-L against its own HJ variant is about 1 over 10 systems (JSD is not): the grid says so
+    assert [cell["pearson"][:4] for cell in cells] == ["0.99", "0.86"]
+    assert any(line.startswith("  warning: 1 of 2 Pearson r values are +-1 (|r| >= 0.99)") for line in grid)
+    assert all(ord(char) < 128 for char in "\n".join(grid))  # plain ASCII for any terminal
+
+
+def test_grid_text_warns_about_few_systems_and_undefined_cells():
+    from metaeval.cli import grid_text
+
+    nan = float("nan")
+    grid = [
+        {"auto_measure": "rouge_l", "hj_measure": "hj:rouge_l", "n": 5, "pearson": 0.61, "pearson_p": 0.27,
+         "spearman": 0.5, "spearman_p": 0.39, "kendall": 0.4, "kendall_p": 0.48, "note": ""},
+        {"auto_measure": "jsd", "hj_measure": "hj:rouge_l", "n": 5, "pearson": nan, "pearson_p": nan,
+         "spearman": nan, "spearman_p": nan, "kendall": nan, "kendall_p": nan,
+         "note": "undefined: x is constant over the 5 pairs"},
+    ]
+    text = "\n".join(grid_text(grid))
+    assert "0.6100 (p = 0.270)" in text and "n/a" in text
+    assert "warning: Few systems: every correlation rests on fewer than 8 systems (n = 5)" in text
+    assert "warning: Undefined: 1 of 2 correlations could not be computed (undefined: x is constant" in text

@@ -150,3 +150,97 @@ def test_run_again_needs_csrf_and_the_researcher_role(report_run) -> None:
     plain.force_login(User.objects.get(username="plain2"))
     assert plain.post(f"/research/runs/{report_run.pk}/repeat/").status_code == 403
     assert MetaevalRun.objects.count() == 1
+
+
+def _json_script(html: str, element_id: str) -> object:
+    return json.loads(html.split(f'<script id="{element_id}" type="application/json">', 1)[1].split("</script>", 1)[0])
+
+
+def test_report_page_reads_in_words_and_one_number_format(client, report_run) -> None:
+    """Tables with captions and headings in words, numbers in one format (never 1e-12), a "How to read this" under
+    each figure, and the document itself embedded unchanged (display only)."""
+    import re
+
+    from django.utils.html import escape
+
+    from metaeval.core import display
+
+    html = client.get(f"/research/runs/{report_run.pk}/report/").content.decode()
+    tables = report_run.report["tables"]
+    assert html.count("<caption>") == len(tables) + 3 + 1  # every table, the grid per coefficient, the alphas
+    for name in tables:
+        assert f"<caption><strong>{escape(display.caption(name)[0])}</strong></caption>" in html, name
+    headings = re.findall(r"<th(?:\s[^>]*)?>(.*?)</th>", html, re.S)
+    assert headings and not [h for h in headings if "_" in h]  # no snake_case heading
+    assert 'title="CSV column perseval_low"' in html and ">PerSEval, lower bound</th>" in html
+    cells = re.findall(r"<td(?:\s[^>]*)?>(.*?)</td>", html, re.S)
+    assert not [c for c in cells if re.search(r"\d[eE][-+]?\d", c)]  # no exponent anywhere
+    assert not [c for c in cells if re.fullmatch(r"-?\d+\.\d{5,}", c.strip())]  # no raw full-precision float
+    numbers = [c.strip() for c in cells if re.fullmatch(r"-?\d+\.\d+", c.strip())]
+    parameters = report_run.report["parameters"]
+    settings = {f"{value:g}" for value in [*parameters["betas"], parameters["confidence"]]}  # shown as typed
+    decimals = {len(n.split(".")[1]) for n in numbers if n not in settings}
+    assert 4 in decimals and decimals <= {3, 4}  # 4 decimals, p-values 3 (the data may give only "< 0.001")
+    p_cells = [c.strip() for c in cells if re.fullmatch(r"&lt; 0\.001|[01]\.\d{3}", c.strip())]
+    assert p_cells  # p-values shown, either with 3 decimals or as "< 0.001"
+    assert html.count("How to read this:") == 5
+    assert _json_script(html, "report-data") == report_run.report
+
+
+def test_correlations_have_a_coefficient_switch_and_their_warnings(client, report_run) -> None:
+    from django.utils.html import escape
+
+    from metaeval.core import display
+
+    html = client.get(f"/research/runs/{report_run.pk}/report/").content.decode()
+    view = display.correlation_view(report_run.report)
+    assert view is not None
+    for entry in view["methods"]:
+        method = entry["method"]
+        assert f'<input type="radio" name="method" value="{method}"' in html
+        grid = html.split(f'id="corr-grid-{method}"', 1)[1].split("</table>", 1)[0]
+        assert grid.count("<tr>") == 1 + len(entry["rows"])
+        assert (' hidden' in html.split(f'id="corr-grid-{method}"', 1)[1][:20]) is (method != "pearson")
+        for text in entry["warnings"]:
+            assert escape(text) in html
+    words = _json_script(html, "report-display")
+    assert words["method"] == "pearson" and words["few_systems"] == display.FEW_SYSTEMS
+    assert words["warnings"] == {entry["method"]: entry["warnings"] for entry in view["methods"]}
+    assert words["measures"]["hj:rouge_l"] == "HJ (ROUGE-L)"
+    standalone = client.get(f"/research/runs/{report_run.pk}/report.html").content.decode()
+    assert _json_script(standalone, "report-display") == words
+
+
+def test_few_systems_and_degenerate_correlations_are_flagged_on_the_page(client, report_run) -> None:
+    """A grid over fewer than 8 systems, or whose coefficients are all +-1, says so above the grid and in the cells
+    (the warnings come from the stored numbers; here the stored cells are made so)."""
+    from metaeval.core import display
+
+    html = client.get(f"/research/runs/{report_run.pk}/report/").content.decode()
+    for entry in display.correlation_view(report_run.report)["methods"]:  # type: ignore[index]
+        assert ('class="warnings corr-warnings" role="note" data-method="' + entry["method"] + '"' in html) is bool(
+            entry["warnings"])
+    degenerate = dict(report_run.report)
+    degenerate["correlations"] = [{**c, "n": 5, "r": 1.0 if c["method"] == "pearson" else c["r"]}
+                                  for c in report_run.report["correlations"]]
+    MetaevalRun.objects.filter(pk=report_run.pk).update(report=degenerate)
+    html = client.get(f"/research/runs/{report_run.pk}/report/").content.decode()
+    pearson = html.split('class="warnings corr-warnings" role="note" data-method="pearson"', 1)[1].split("</div>", 1)[0]
+    assert "Few systems: every correlation rests on fewer than 8 systems (n = 5)" in pearson
+    assert "intervals are wide" in pearson
+    assert "Degenerate: every Pearson r is ±1" in pearson
+    grid = html.split('id="corr-grid-pearson"', 1)[1].split("</table>", 1)[0]
+    assert "⚠ few systems (n = 5), ±1" in grid
+
+
+def test_runs_list_marks_full_reports(client, study, report_run) -> None:
+    scores_only = services.run_enqueue(dataset=study.dataset, options=RunOptions(measures=["rouge_l"]))
+    html = client.get("/research/runs/").content.decode()
+    assert "<th>Kind</th>" in html
+
+    def row(pk: int) -> str:
+        return html.split(f'href="/research/runs/{pk}/">#{pk}</a>', 1)[1].split("</tr>", 1)[0]
+
+    assert 'class="badge report"' in row(report_run.pk) and ">Report</span>" in row(report_run.pk)
+    assert f'href="/research/runs/{report_run.pk}/report/">open</a>' in row(report_run.pk)
+    assert ">Scores</span>" in row(scores_only.pk) and "/report/" not in row(scores_only.pk)

@@ -253,7 +253,8 @@ def test_study_progress_json_matches_the_selector(client, study):
         **json.loads(json.dumps(asdict(progress))),
         "percent": progress.percent,
     }
-    assert data["in_progress"] >= 1 and sum(data["ratings_per_system"].values()) > 0
+    assert data["complete"] + data["all_slots_taken"] + data["with_free_slot"] == data["questionnaires"]
+    assert data["free_slots"] >= 1 and sum(data["ratings_per_system"].values()) > 0
     html = client.get(f"/research/studies/{study.slug}/").content.decode()
     assert f"/research/studies/{study.slug}/progress.json" in html and "5000" in html
     assert f"/research/runs/?dataset={study.dataset.name}&amp;study={study.slug}" in html

@@ -1,21 +1,28 @@
-"""The demo: load_demo is idempotent and produces a usable study; every participant page is blind."""
+"""The demo: load_demo is idempotent, produces a usable study and stores the committed ratings; its careless
+raters are the ones the rater checks flag; every participant page is blind."""
 from __future__ import annotations
 
+import csv
 import io
 import re
 from collections import Counter
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.contrib.staticfiles import finders
 from django.core.management import call_command
 from django.test import Client
 
+from metaeval.core.raters import rater_report
+from survey import demo
+from survey.exporting import write_ratings
 from survey.models import Assignment, Participant, Rating, Study, Summary, System
 
 pytestmark = pytest.mark.django_db
 
-SYSTEM_KIND_COUNTS = {"personalized": 5, "generic": 4, "llm": 1}
+SYSTEM_KIND_COUNTS = {"personalized": 7, "generic": 2, "llm": 1}
+RATINGS = Path(settings.BASE_DIR) / "fixtures" / "demo" / "ratings.csv"
 
 
 @pytest.fixture
@@ -60,12 +67,45 @@ def test_demo_contents(demo_loaded):
 
 
 def test_demo_ratings_carry_signal(demo_loaded):
-    """The simulated raters rate the accurate, responsive system's pairs as more similar than the noisy one's."""
+    """How alike a system's headlines for two readers look to the simulated raters follows its personalization: a
+    generic system's pair (one text twice) is "almost same", a system that changes a word or two per reader comes
+    next, one that personalizes some readers after it, and the most personalized system's pairs look as different
+    as the readers' own headlines."""
     def mean(system: str) -> float:
         values = list(Rating.objects.filter(item__system__name=system).values_list("value", flat=True))
         return sum(values) / len(values)
 
-    assert mean("ClickAttnSum") > mean("ProfileBARTx")
+    assert mean("GenericBARTx") > 5 > mean("ClickAttnSum") > mean("PlainPointerGen") > mean("PersonaPointer") + 1
+    assert abs(mean("PersonaPointer") - mean("user")) < 0.5
+
+
+def test_load_demo_stores_the_ratings_of_the_committed_file(demo_loaded):
+    """The simulation is reproducible, times included: its export is fixtures/demo/ratings.csv to the byte
+    (scripts/make_demo.py writes the file this way)."""
+    out = io.StringIO()
+    write_ratings(demo.export_rows(Study.objects.get(slug="demo")), out, "csv")
+    assert out.getvalue() == RATINGS.read_text(encoding="utf-8")
+
+
+def test_the_rater_checks_flag_the_careless_raters():
+    """The straight-liner straight-lines every set, the random clicker does not agree with the others; both are
+    far quicker than the careful raters, and leaving either out raises alpha."""
+    with RATINGS.open(newline="", encoding="utf-8") as handle:
+        lines = {line.rater: line for line in rater_report(list(csv.DictReader(handle)))}
+    kinds = {f"P{number}": kind for number, kind in demo.CARELESS.items()}
+    straight = next(r for r, kind in kinds.items() if kind == "straight-liner")
+    clicker = next(r for r, kind in kinds.items() if kind == "random")
+    careful = [line for rater, line in lines.items() if rater not in kinds]
+    assert len(careful) == len(lines) - len(kinds) >= 20
+    assert lines[straight].straightlined_share == 1 and lines[straight].longest_run == 6
+    assert all(line.straightlined_share is not None and line.straightlined_share < 0.25 for line in careful)
+    assert min(line.spearman_with_others for line in careful) > 0.6
+    assert min(line.median_seconds for line in careful) > 90
+    for rater in (straight, clicker):
+        assert lines[rater].spearman_with_others < 0.2
+        assert lines[rater].mad_from_others > max(line.mad_from_others for line in careful)
+        assert lines[rater].median_seconds < 40
+        assert lines[rater].alpha_change > 0
 
 
 def test_load_demo_is_idempotent(demo_loaded):

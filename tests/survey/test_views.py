@@ -252,3 +252,135 @@ def test_with_a_shared_cache_a_participant_page_reads_no_session_row(study, sett
         assert Session.objects.filter(session_key=client.session.session_key).exists()  # also stored for good
     finally:
         caches["default"].clear()
+
+
+def _stat(html: str, key: str) -> int:
+    return int(re.search(rf'data-stat="{key}">(\d+)<', html).group(1))
+
+
+def test_dashboard_counts_questionnaires_with_a_free_slot(dataset, researcher):
+    """Every questionnaire held once of two slots still has a free slot (the old "open" said 0); one rater each:
+    a submitted set is complete, a live hold takes the only slot, an expired hold frees it again."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from survey import selectors, services
+    from tests.conftest import full_answers
+
+    two = build_study(dataset, slug="two", raters=2)
+    total = two.questionnaires.count()
+    for _ in range(total):
+        services.assignment_claim(participant=services.participant_register(study=two))
+    assert Assignment.objects.filter(questionnaire__study=two).values("questionnaire").distinct().count() == total
+    progress = selectors.study_progress(two)
+    assert (progress.complete, progress.all_slots_taken, progress.with_free_slot) == (0, 0, total)
+    assert progress.free_slots == total
+
+    one = build_study(dataset, slug="one", raters=1)
+    p1 = services.participant_register(study=one)
+    a1 = services.assignment_claim(participant=p1)
+    services.ratings_submit(assignment_public_id=a1.public_id, participant=p1, values=full_answers(a1))
+    a2 = services.assignment_claim(participant=services.participant_register(study=one))
+    n = one.questionnaires.count()
+    progress = selectors.study_progress(one)
+    assert (progress.complete, progress.all_slots_taken, progress.with_free_slot, progress.free_slots) == (
+        1, 1, n - 2, n - 2
+    )
+    client = Client()
+    client.force_login(researcher)
+    html = client.get(f"/research/studies/{one.slug}/").content.decode()
+    assert _stat(html, "complete") == 1 and _stat(html, "all_slots_taken") == 1
+    assert _stat(html, "with_free_slot") == n - 2 and "with a free slot" in html
+    home = client.get("/research/").content.decode()
+    assert "With a free slot" in home and "All slots taken" in home and "<th>Open</th>" not in home
+    assert f"<td>{total}</td><td>0</td><td>0</td><td>{total}</td>" in home  # study "two": every one has a slot
+
+    Assignment.objects.filter(pk=a2.pk).update(expires_at=timezone.now() - timedelta(minutes=1))
+    progress = selectors.study_progress(one)
+    assert (progress.all_slots_taken, progress.with_free_slot) == (0, n - 1)
+    data = client.get(f"/research/studies/{one.slug}/progress.json").json()
+    assert data["with_free_slot"] == n - 1 and "open" not in data and "in_progress" not in data
+
+
+def test_participant_pages_are_never_cached_and_a_resubmit_says_nothing_changed(study):
+    """Back after submitting asks the server again (no-store), and a form posted again to a completed set lands on
+    the thank-you page with a message that nothing was changed (the ratings stay as first sent)."""
+    client = Client()
+    consent(client, study.slug)
+    a = start(client, study.slug)
+    names = [e["key"] for e in a.presentation]
+    for response in [
+        client.get(f"/s/{study.slug}/instructions/"),
+        client.get(f"/q/{a.public_id}/"),
+        client.post(f"/q/{a.public_id}/", {names[0]: "2"}),  # rejected: 400, not to be replayed from the cache
+    ]:
+        assert "no-store" in response["Cache-Control"], response.status_code
+    first = client.post(f"/q/{a.public_id}/", {name: "5" for name in names}, follow=True)
+    assert "no-store" in first["Cache-Control"]
+    assert "Thank you!" in first.content.decode() and "already submitted" not in first.content.decode()
+    again = client.post(f"/q/{a.public_id}/", {name: "1" for name in names}, follow=True)
+    html = again.content.decode()
+    assert again.redirect_chain == [(f"/q/{a.public_id}/done/", 302)]
+    assert "You already submitted this set; nothing was changed." in html and "Thank you!" in html
+    assert set(Rating.objects.filter(assignment=a).values_list("value", flat=True)) == {5}
+    assert "already submitted" not in client.get(f"/q/{a.public_id}/done/").content.decode()  # said once
+
+
+def test_times_are_shown_in_utc_with_a_local_time_script(study):
+    """The deadline (and the submission time) is a <time datetime=ISO> reading "HH:MM UTC" without JavaScript; a
+    static script (allowed by the CSP's 'self', no inline code) rewrites it in the browser's time zone."""
+    from datetime import datetime
+
+    client = Client()
+    consent(client, study.slug)
+    a = start(client, study.slug)
+    response = client.get(f"/q/{a.public_id}/")
+    html = response.content.decode()
+    match = re.search(r'<time datetime="([^"]+)" data-local-time>(\d\d:\d\d) UTC</time>', html)
+    assert match and datetime.fromisoformat(match.group(1)) == a.expires_at
+    assert match.group(2) == a.expires_at.strftime("%H:%M")
+    assert re.search(r'<script src="[^"]*survey/localtime\.js" defer></script>', html)
+    script_src = re.search(r"script-src ([^;]*)", response["Content-Security-Policy"]).group(1)
+    assert "'self'" in script_src and "unsafe-inline" not in script_src
+    client.post(f"/q/{a.public_id}/", {e["key"]: "3" for e in a.presentation})
+    a.refresh_from_db()
+    done = client.get(f"/q/{a.public_id}/done/").content.decode()
+    match = re.search(r'<time datetime="([^"]+)" data-local-time>', done)
+    assert match and datetime.fromisoformat(match.group(1)) == a.completed_at and "localtime.js" in done
+
+
+def test_an_expired_set_taken_by_someone_else_shows_when_it_ended(dataset):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    study = build_study(dataset, slug="late", raters=1)
+    client = Client()
+    consent(client, study.slug)
+    a = start(client, study.slug)
+    Assignment.objects.filter(pk=a.pk).update(expires_at=timezone.now() - timedelta(minutes=5))
+    a.refresh_from_db()
+    other = Client()
+    consent(other, study.slug)
+    assert start(other, study.slug).questionnaire_id == a.questionnaire_id  # the freed slot went to someone else
+    response = client.post(f"/q/{a.public_id}/", {e["key"]: "3" for e in a.presentation})
+    html = response.content.decode()
+    assert "This set has expired" in html and 'id="expired-at"' in html
+    assert f'data-local-time>{a.expires_at.strftime("%H:%M")} UTC</time>' in html
+
+
+@pytest.mark.parametrize("show", [True, False])
+def test_the_article_pane_follows_the_study_setting_and_stays_blind(dataset, show):
+    study = build_study(dataset, slug=f"article-{show}".lower(), show_article=show)
+    client = Client()
+    consent(client, study.slug)
+    a = start(client, study.slug)
+    html = client.get(f"/q/{a.public_id}/").content.decode()
+    document = a.questionnaire.document
+    assert ('<details class="article" id="article" open>' in html) is show
+    assert (document.body.strip()[:40] in html) is show and (f"<h2>{document.headline}</h2>" in html) is show
+    assert html.index('id="ratings-form"') > (html.index('id="article"') if show else -1)  # above the pairs
+    for name in study.systems.values_list("name", flat=True):
+        assert name not in html
+    assert "reference" not in html.lower() and "user" not in html.lower().replace("user-scalable", "")

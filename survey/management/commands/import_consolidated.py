@@ -5,9 +5,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from survey.importers import store
 from survey.importers.commands import command_errors, existing_file
-from survey.importers.consolidated import parse_consolidated
+from survey.importers.files import consolidated_import
 
 
 class Command(BaseCommand):
@@ -30,10 +29,5 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         path = existing_file(options["file"])
         with command_errors():
-            if options["dataset"]:
-                name = store.dataset_name_check(options["dataset"])
-            else:
-                name = store.dataset_name_from_file(path.stem)
-            records = parse_consolidated(path, missing=options["missing"])
-            result = store.dataset_import(name=name, records=records, source=f"consolidated: {path.name}")
+            result = consolidated_import(path, dataset=options["dataset"] or "", missing=options["missing"])
         self.stdout.write(result.describe())

@@ -5,9 +5,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from survey.importers import store
 from survey.importers.commands import command_errors, existing_file
-from survey.importers.pens import parse_pens
+from survey.importers.files import PENS_DEFAULT_DATASET, pens_import
 
 
 class Command(BaseCommand):
@@ -20,12 +19,12 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--news", required=True, help="PENS news.tsv")
         parser.add_argument("--test", required=True, help="PENS personalized_test.tsv")
-        parser.add_argument("--dataset", default="pens", help='dataset name (default "pens")')
+        parser.add_argument(
+            "--dataset", default=PENS_DEFAULT_DATASET, help=f'dataset name (default "{PENS_DEFAULT_DATASET}")'
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         news, test = existing_file(options["news"]), existing_file(options["test"])
         with command_errors():
-            name = store.dataset_name_check(options["dataset"])
-            records = parse_pens(news, test)
-            result = store.dataset_import(name=name, records=records, source=f"PENS: {news.name} + {test.name}")
+            result = pens_import(news, test, dataset=options["dataset"])
         self.stdout.write(result.describe())

@@ -2,12 +2,17 @@
 
 Idempotent: re-running re-imports the fixtures (a no-op when unchanged), keeps the accounts and does
 not touch an existing demo study or its ratings.
+
+The simulated ratings (``survey.demo``) are reproducible, times included: with the default participants and sets
+they are the ratings of ``fixtures/demo/ratings.csv`` (``survey.demo.export_rows`` writes them as that file does;
+``scripts/make_demo.py`` makes the file this way).
 """
 from __future__ import annotations
 
 import io
 import json
 import os
+from datetime import UTC, datetime
 from pathlib import Path
 
 from django.conf import settings
@@ -26,6 +31,9 @@ DEMO_STUDY = "demo"
 DEMO_SEED = 2026
 SIMULATED_PARTICIPANTS = 24
 SETS_PER_SIMULATED_PARTICIPANT = 8
+#: the simulated participants' clock starts here (fixed, so that the demo's ratings, times included, are the same
+#: on every load and equal fixtures/demo/ratings.csv)
+SIMULATION_START = datetime(2026, 11, 16, 9, 0, tzinfo=UTC)
 
 INSTRUCTIONS = (
     "Each set shows six pairs of short headlines written about the same news article. For every pair, "
@@ -37,22 +45,30 @@ INSTRUCTIONS = (
 
 class Command(BaseCommand):
     help = "Load the demo dataset, accounts, study and simulated ratings (idempotent)."
+    # a data load: `make demo` runs migrate, and with it the system checks, first; here they would only import every
+    # URL module (the report pages pull in SciPy) and add seconds to a load that should take a few
+    requires_system_checks: list[str] = []
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--participants", type=int, default=SIMULATED_PARTICIPANTS)
         parser.add_argument("--sets-each", type=int, default=SETS_PER_SIMULATED_PARTICIPANT)
+        parser.add_argument(
+            "--fixtures", type=Path, default=FIXTURES,
+            help="folder with consolidated.jsonl, systems.json and readers.json (default: fixtures/demo; "
+            "scripts/make_demo.py loads the files it has just made from elsewhere)",
+        )
 
-    def handle(self, *args, participants: int, sets_each: int, **options) -> None:
+    def handle(self, *args, participants: int, sets_each: int, fixtures: Path, **options) -> None:
         out = io.StringIO()
-        call_command("import_consolidated", str(FIXTURES / "consolidated.jsonl"), dataset=DEMO_DATASET, stdout=out)
+        call_command("import_consolidated", str(fixtures / "consolidated.jsonl"), dataset=DEMO_DATASET, stdout=out)
         self.stdout.write(out.getvalue().strip())
         dataset = Dataset.objects.get(name=DEMO_DATASET)
-        self._curate(dataset)
+        self._curate(dataset, fixtures)
         credentials = self._accounts()
         study, created = self._study(dataset)
         if created:
             result = demo.simulate_participants(
-                study=study, participants=participants, sets_each=sets_each, seed=DEMO_SEED
+                study=study, participants=participants, sets_each=sets_each, seed=DEMO_SEED, start=SIMULATION_START
             )
             self.stdout.write(
                 f"demo study: {study.questionnaires.count()} questionnaires; {result.participants} simulated "
@@ -64,12 +80,12 @@ class Command(BaseCommand):
             self.stdout.write(f"{role} account: {username} / {password}")
 
     @transaction.atomic
-    def _curate(self, dataset: Dataset) -> None:
-        for entry in json.loads((FIXTURES / "systems.json").read_text(encoding="utf-8")):
+    def _curate(self, dataset: Dataset, fixtures: Path) -> None:
+        for entry in json.loads((fixtures / "systems.json").read_text(encoding="utf-8")):
             System.objects.filter(name=entry["name"]).update(
                 kind=entry["kind"], variant=entry.get("variant", ""), description=entry.get("description", "")
             )
-        for entry in json.loads((FIXTURES / "readers.json").read_text(encoding="utf-8")):
+        for entry in json.loads((fixtures / "readers.json").read_text(encoding="utf-8")):
             Reader.objects.filter(dataset=dataset, external_id=entry["reader_id"]).update(
                 history=entry["history"], profile=entry.get("profile", "")
             )
@@ -91,20 +107,22 @@ class Command(BaseCommand):
         researcher_pw = researcher_pw or "researcher-demo-pass"
         admin_pw = admin_pw or "admin-demo-pass"
         group, _ = Group.objects.get_or_create(name=RESEARCHER_GROUP)
-        researcher, created = User.objects.get_or_create(username="researcher")
-        if created:
+        researcher, researcher_new = User.objects.get_or_create(username="researcher")
+        if researcher_new:
             researcher.set_password(researcher_pw)
             researcher.save()
         researcher.groups.add(group)
-        admin, created = User.objects.get_or_create(
+        admin, admin_new = User.objects.get_or_create(
             username="admin", defaults={"is_staff": True, "is_superuser": True, "email": "admin@localhost"}
         )
-        if created:
+        if admin_new:
             admin.set_password(admin_pw)
             admin.save()
+        # a password hash costs a noticeable fraction of a second: a new account's password is known
         shown = {
-            "researcher": ("researcher", researcher_pw if researcher.check_password(researcher_pw) else "(changed)"),
-            "admin": ("admin", admin_pw if admin.check_password(admin_pw) else "(changed)"),
+            "researcher": ("researcher", researcher_pw if researcher_new or researcher.check_password(researcher_pw)
+                           else "(changed)"),
+            "admin": ("admin", admin_pw if admin_new or admin.check_password(admin_pw) else "(changed)"),
         }
         return shown
 

@@ -96,7 +96,7 @@ def test_raters_match_the_rater_module(document, rows) -> None:
         assert (alphas[name]["alpha"], alphas[name]["low"], alphas[name]["high"]) == \
             (expected["alpha"], expected["low"], expected["high"])
     assert [row["texts"] for row in document["raters"]["alphas"] if row["quote"]] == ["different"]
-    assert alphas["all"]["alpha"] > alphas["different"]["alpha"] + 0.2  # identical texts inflate agreement
+    assert alphas["all"]["alpha"] > alphas["different"]["alpha"] + 0.15  # identical texts inflate agreement
     table = document["tables"]["rater_agreement"]
     assert [(row["scope"], row["texts"]) for row in table] == [
         (scope, texts) for scope in ("all", "study:demo") for texts in ("all", "different", "identical")

@@ -1,0 +1,38 @@
+"""Argument types of the ``python -m metaeval`` commands: one definition each, with the refusal in words."""
+from __future__ import annotations
+
+import argparse
+import math
+from collections.abc import Callable
+
+__all__ = ["at_least", "number"]
+
+
+def at_least(low: int) -> Callable[[str], int]:
+    """An integer >= ``low`` (argparse ``type``)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = low - 1
+        if value < low:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer >= {low}")
+        return value
+
+    return parse
+
+
+def number(low: float, *, above: bool = False) -> Callable[[str], float]:
+    """A finite number >= ``low`` (> ``low`` when ``above``) (argparse ``type``)."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value) or value < low or (above and value == low):
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number {'>' if above else '>='} {low:g}")
+        return value
+
+    return parse
