@@ -26,6 +26,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from metaeval.cli_args import at_least
+from metaeval.cli_consistency import add_consistency_command
+from metaeval.cli_pairwise import add_pairwise_command
+from metaeval.cli_zopf import add_zopf_command
 from metaeval.core.cache import open_cache
 from metaeval.core.corpus import DataError
 from metaeval.core.display import ascii_text, cells_of, correlation_warnings, fmt_number, fmt_p
@@ -537,6 +540,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_report_arguments(full)
     report.set_defaults(handler=cmd_report)
+    add_zopf_command(commands)
+    add_pairwise_command(commands)
+    add_consistency_command(commands)
     return parser
 
 

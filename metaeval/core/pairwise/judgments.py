@@ -1,0 +1,251 @@
+"""The pairwise judgment table: one row per judgment of two systems on one case and criterion (conventions sec. 17).
+
+File layout (FastChat's pairwise battle export, as a table): a CSV with a header, or JSON Lines / JSON objects
+(chosen by the extension ``.jsonl`` / ``.json``; anything else is read as CSV), with the columns
+
+    case_id,criterion,model_a,model_b,winner[,judge,judge_kind,run,shown_first,doc_id,reader_id]
+
+``winner`` is ``model_a``, ``model_b``, ``tie`` or ``invalid`` (an unparseable judge answer, AuPEL sec. 3.4);
+``shown_first`` (optional) is ``model_a`` or ``model_b``; ``run`` (optional) an integer >= 1 (the repeat of an LLM
+judge); ``judge_kind`` free text such as ``human`` or ``llm``. Other columns are ignored. ``invalid`` rows are kept
+in the table and counted, and never enter a game (:mod:`metaeval.core.pairwise.games`).
+"""
+from __future__ import annotations
+
+import csv
+import gc
+import io
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from metaeval.core.fileio import Problems, from_spreadsheet_safe, iter_json_values, json_type, read_text
+
+__all__ = [
+    "OPTIONAL_COLUMNS",
+    "OVERALL",
+    "REQUIRED_COLUMNS",
+    "WINNERS",
+    "Judgment",
+    "JudgmentTable",
+    "load_judgments",
+    "with_judge_kind",
+]
+
+REQUIRED_COLUMNS = ("case_id", "criterion", "model_a", "model_b", "winner")
+OPTIONAL_COLUMNS = ("judge", "judge_kind", "run", "shown_first", "doc_id", "reader_id")
+WINNERS = ("model_a", "model_b", "tie", "invalid")
+SIDES = ("model_a", "model_b")
+#: the criterion that pools the games of every criterion; reserved, a file may not use it
+OVERALL = "overall"
+JSON_SUFFIXES = (".jsonl", ".json")
+
+
+@dataclass(frozen=True, slots=True)
+class Judgment:
+    """One judgment: ``winner`` names the side that won (or ``tie`` / ``invalid``); ``line`` is its file line."""
+
+    case_id: str
+    criterion: str
+    model_a: str
+    model_b: str
+    winner: str
+    line: int
+    judge: str = ""
+    judge_kind: str = ""
+    run: int | None = None
+    shown_first: str = ""
+    doc_id: str = ""
+    reader_id: str = ""
+
+    @property
+    def is_valid(self) -> bool:
+        return self.winner != "invalid"
+
+
+@dataclass(frozen=True)
+class JudgmentTable:
+    """Every judgment of a file in file order, ``invalid`` ones included (``valid()`` leaves them out)."""
+
+    judgments: tuple[Judgment, ...]
+    source: str = ""
+
+    @property
+    def invalid(self) -> int:
+        """How many judgments are ``invalid`` (counted, never played)."""
+        return sum(1 for judgment in self.judgments if not judgment.is_valid)
+
+    def valid(self) -> list[Judgment]:
+        return [judgment for judgment in self.judgments if judgment.is_valid]
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while many small objects are built (it would rescan them again
+    and again; none of them form cycles); restored afterwards."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def with_judge_kind(table: JudgmentTable, kinds: str | Iterable[str]) -> JudgmentTable:
+    """The judgments whose ``judge_kind`` is one of ``kinds`` (a name or several), in file order."""
+    wanted = {kinds} if isinstance(kinds, str) else set(kinds)
+    return replace(table, judgments=tuple(j for j in table.judgments if j.judge_kind in wanted))
+
+
+def load_judgments(path: str | Path, *, file: str | None = None) -> JudgmentTable:
+    """Read a judgment file (CSV, or JSON Lines for ``.jsonl`` / ``.json``); every problem is reported at once as
+    ``file:line: field ...`` in an ``ImportFileError``; a file without judgments is an error ("no judgments")."""
+    path = Path(path)
+    file = file or path.name
+    problems = Problems()
+    text = read_text(path, file)
+    judgments: list[Judgment] = []
+    if path.suffix.lower() in JSON_SUFFIXES:
+        records = _json_records(text, file, problems)
+        judgments = [judgment for line, record in records if (judgment := _parse(record, line, file, problems))]
+        found = len(records)
+    else:
+        with gc_paused():
+            found = _read_csv(text, file, problems, judgments)
+    if not found and not problems:
+        problems.add(file, 1, "no judgments" + ("" if text.strip() else " (the file is empty)"))
+    problems.raise_if_any()
+    return JudgmentTable(judgments=tuple(judgments), source=file)
+
+
+def _read_csv(text: str, file: str, problems: Problems, out: list[Judgment]) -> int:
+    """Parse the CSV rows into ``out``; returns how many data rows there were. A row whose fields are all valid
+    as they stand takes a fast path (:func:`_clean`); any other goes through :func:`_parse`, which names its
+    problems."""
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    header: list[str] | None = None
+    positions: tuple[int | None, ...] = ()
+    rows = 0
+    last = 0
+    quoted = "'" in text  # a cell may need from_spreadsheet_safe only then
+    try:
+        for fields in reader:
+            start, last = last + 1, reader.line_num
+            if not fields or (len(fields) == 1 and not fields[0].strip()):
+                continue
+            if header is None:
+                header = [name.strip() for name in fields]
+                _check_header(header, file, start, problems)
+                problems.raise_if_any()
+                positions = tuple(header.index(name) if name in header else None for name in _FIELDS)
+                continue
+            rows += 1
+            if len(fields) != len(header):
+                problems.add(file, start, f"expected {len(header)} fields as in the header, found {len(fields)}")
+                continue
+            if quoted and any(field[:1] == "'" for field in fields):
+                fields = [from_spreadsheet_safe(field) for field in fields]
+            judgment = _clean([fields[i] if i is not None else "" for i in positions], start)
+            if judgment is None:
+                judgment = _parse(dict(zip(header, fields, strict=True)), start, file, problems)
+            if judgment is not None:
+                out.append(judgment)
+    except csv.Error as exc:
+        problems.add(file, reader.line_num, f"invalid CSV: {exc}")
+    return rows
+
+
+_FIELDS = (*REQUIRED_COLUMNS, "judge", "judge_kind", "run", "shown_first", "doc_id", "reader_id")
+_WINNERS = frozenset(WINNERS)
+
+
+def _clean(values: list[str], line: int) -> Judgment | None:
+    """The judgment when every field is valid as it stands, else None (the caller then reports the problems)."""
+    case_id, criterion, model_a, model_b, winner, judge, judge_kind, run, shown_first, doc_id, reader_id = values
+    if (winner not in _WINNERS or model_a == model_b or criterion == OVERALL
+            or not (case_id.strip() and criterion.strip() and model_a.strip() and model_b.strip())
+            or (shown_first and shown_first not in SIDES)):
+        return None
+    number: int | None = None
+    if run:
+        if not (run.isascii() and run.isdigit()) or (number := int(run)) < 1:
+            return None
+    return Judgment(case_id, criterion, model_a, model_b, winner, line, judge, judge_kind, number, shown_first,
+                    doc_id, reader_id)
+
+
+def _check_header(header: list[str], file: str, line: int, problems: Problems) -> None:
+    missing = [name for name in REQUIRED_COLUMNS if name not in header]
+    if missing:
+        names = ", ".join(f'"{name}"' for name in missing)
+        problems.add(file, line, f"the header lacks the column{'s' if len(missing) > 1 else ''} {names} "
+                     f"(expected at least {','.join(REQUIRED_COLUMNS)})")
+    known = set(REQUIRED_COLUMNS) | set(OPTIONAL_COLUMNS)
+    for name in sorted({name for name in header if name in known and header.count(name) > 1}):
+        problems.add(file, line, f'the header names the column "{name}" more than once')
+
+
+def _json_records(text: str, file: str, problems: Problems) -> list[tuple[int, Mapping[str, object]]]:
+    records: list[tuple[int, Mapping[str, object]]] = []
+    for line, value in iter_json_values(text, file, problems):
+        if isinstance(value, dict):
+            records.append((line, value))
+        else:
+            problems.add(file, line, f"expected a JSON object (one judgment), found {json_type(value)}")
+    return records
+
+
+def _text(record: Mapping[str, object], key: str, *, required: bool) -> tuple[str, str | None]:
+    """``(text, problem)``: a string field (a JSON integer is accepted as its decimal text)."""
+    value = record.get(key)
+    if value is None or value == "":
+        return "", (f'field "{key}" is missing' if key not in record else f'field "{key}" must not be empty') \
+            if required else None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value), None
+    if not isinstance(value, str):
+        return "", f'field "{key}" must be a string, found {json_type(value)}'
+    if required and not value.strip():
+        return "", f'field "{key}" must not be empty'
+    return value, None
+
+
+def _run(value: object) -> tuple[int | None, str | None]:
+    if value is None or value == "":
+        return None, None
+    number: int | None = None
+    if isinstance(value, int) and not isinstance(value, bool):
+        number = value
+    elif isinstance(value, str) and value.strip().lstrip("+").isdigit():
+        number = int(value)
+    if number is None or number < 1:
+        return None, f'field "run" must be an integer >= 1, found {value!r}'
+    return number, None
+
+
+def _parse(record: Mapping[str, object], line: int, file: str, problems: Problems) -> Judgment | None:
+    before = len(problems)
+    fields: dict[str, str] = {}
+    for key in (*REQUIRED_COLUMNS, *(name for name in OPTIONAL_COLUMNS if name != "run")):
+        value, problem = _text(record, key, required=key in REQUIRED_COLUMNS)
+        if problem:
+            problems.add(file, line, problem)
+        fields[key] = value
+    if fields["winner"] and fields["winner"] not in WINNERS:
+        problems.add(file, line, f'field "winner": unknown value "{fields["winner"]}" (expected {"|".join(WINNERS)})')
+    if fields["model_a"] and fields["model_a"] == fields["model_b"]:
+        problems.add(file, line, f'field "model_b": the same system as model_a ("{fields["model_a"]}"); '
+                     "a system cannot play itself")
+    if fields["criterion"] == OVERALL:
+        problems.add(file, line, f'field "criterion": "{OVERALL}" is reserved (the games of every criterion)')
+    if fields["shown_first"] and fields["shown_first"] not in SIDES:
+        problems.add(file, line, f'field "shown_first": unknown value "{fields["shown_first"]}" '
+                     f'(expected {"|".join(SIDES)} or empty)')
+    run, problem = _run(record.get("run"))
+    if problem:
+        problems.add(file, line, problem)
+    if len(problems) > before:
+        return None
+    return Judgment(line=line, run=run, **fields)
