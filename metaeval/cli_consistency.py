@@ -19,26 +19,15 @@ import sys
 from typing import Any
 
 from metaeval.cli_args import at_least
-from metaeval.core.pairwise.games import Game, criteria_games, play
+from metaeval.core.pairwise.games import criteria_games, pair_outcomes, play
 from metaeval.core.pairwise.judgments import load_judgments, with_judge_kind
 from metaeval.core.pairwise_consistency import consistency_curve
 from metaeval.core.records import json_safe, write_csv
 
-__all__ = ["COLUMNS", "add_consistency_command", "cmd_consistency", "pair_outcomes"]
+__all__ = ["COLUMNS", "add_consistency_command", "cmd_consistency"]
 
 COLUMNS = ("criterion", "n", "sensitivity", "consistency", "repetitions", "with_replacement", "pool", "wins_a",
            "wins_b", "ties")
-
-
-def pair_outcomes(games: list[Game], model_a: str, model_b: str) -> list[str]:
-    """Per game of the pair {model_a, model_b}, in position order: ``a`` when model_a won, ``b``, or ``tie``."""
-    out = []
-    for game in games:
-        if {game.model_a, game.model_b} != {model_a, model_b}:
-            continue
-        score = game.score_of(model_a)
-        out.append("a" if score == 1.0 else "b" if score == 0.0 else "tie")
-    return out
 
 
 def _sizes(text: str) -> list[int]:

@@ -4,8 +4,8 @@
                                 [--seed N] [--judge-kind human|llm|...] [--table ratings|wtl] [--format csv|json]
 
 ``--table ratings`` (default): one row per (criterion, system), criteria sorted and ``overall`` last, systems in
-order of first appearance in the file; ``--table wtl``: one row per (criterion, system pair). Conventions:
-docs/conventions.md sec. 17. Numbers are printed with full float precision.
+order of first appearance in the whole file's game list; ``--table wtl``: one row per (criterion, system pair).
+Conventions: docs/conventions.md sec. 17. Numbers are printed with full float precision.
 """
 from __future__ import annotations
 
@@ -65,6 +65,10 @@ def cmd_pairwise(args: argparse.Namespace) -> int:
             print(f"error: {table.source}: no judgments with judge_kind {args.judge_kind}", file=sys.stderr)
             return 2
     games = play(table.judgments)
+    if not games:
+        print(f"error: {table.source}: no valid judgment ({table.invalid} invalid), so there is no game to rate",
+              file=sys.stderr)
+        return 2
     seed = secrets.randbelow(2**31) if args.seed is None else args.seed
     params = EloParams(k=args.k, scale=args.scale, base=args.base, init=args.init)
     regularised: dict[str, dict[str, object]] = {}

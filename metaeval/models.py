@@ -12,6 +12,38 @@ from django.conf import settings
 from django.db import models
 
 
+class JudgmentSet(models.Model):
+    """A pairwise judgment file (docs/conventions.md sec. 17) kept as uploaded, for report runs' pairwise section.
+
+    Written only by :func:`metaeval.services.judgment_set_import`, which parses the whole file first (every problem
+    as ``file:line: field``) and stores nothing when any is found. ``content`` is the file's bytes, gzip-compressed;
+    the counts are those of the parse, for the pages."""
+
+    name = models.SlugField(max_length=100, unique=True, help_text="How runs and the API name it.")
+    description = models.TextField(blank=True)
+    file_name = models.CharField(
+        max_length=255, help_text="The uploaded file's name (its extension picks CSV or JSON Lines)."
+    )
+    sha256 = models.CharField(max_length=64, help_text="SHA-256 of the file's bytes as uploaded.")
+    content = models.BinaryField(help_text="The file's bytes, gzip-compressed.")
+    judgments = models.PositiveIntegerField(help_text="Rows read, invalid ones included.")
+    invalid = models.PositiveIntegerField(help_text="Rows whose winner is invalid (never played).")
+    games = models.PositiveIntegerField(help_text="Games: one per case, criterion and system pair.")
+    criteria = models.JSONField(default=list, help_text="The criteria, sorted, overall last.")
+    systems = models.JSONField(default=list, help_text="The systems, in order of first appearance.")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name = "pairwise judgment set"
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.judgments} judgments)"
+
+
 class MetaevalRun(models.Model):
     class Status(models.TextChoices):
         QUEUED = "queued", "Queued"
@@ -32,6 +64,14 @@ class MetaevalRun(models.Model):
         on_delete=models.PROTECT,
         related_name="metaeval_runs",
         help_text="The study whose ratings gave the HJ variants (none: automatic measures only).",
+    )
+    judgment_set = models.ForeignKey(
+        JudgmentSet,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="runs",
+        help_text="kind=report: pairwise judgments whose section the report adds (conventions sec. 17, item 11).",
     )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"

@@ -1,6 +1,7 @@
 """Reads: the database as core types (one selector each way, ARCHITECTURE.md), and stored runs."""
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 from collections.abc import Iterable, Sequence
@@ -9,7 +10,8 @@ from django.db.models import QuerySet
 
 from metaeval.core.corpus import Corpus, Document, RatingTable, systems_in_order
 from metaeval.core.loaders import ratings_from_rows
-from metaeval.models import MetaevalRun
+from metaeval.core.pairwise.judgments import JudgmentTable, judgments_from_bytes
+from metaeval.models import JudgmentSet, MetaevalRun
 from survey.models import RATING_MAX, RATING_MIN, Assignment, Dataset, Study, Summary
 from survey.selectors import dataset_systems, participant_of_rater, rater_id, ratings_export_rows
 
@@ -117,11 +119,11 @@ def run_request_errors(
     return errors
 
 
-def data_hash(*, corpus: Corpus, ratings: RatingTable | None = None) -> str:
+def data_hash(*, corpus: Corpus, ratings: RatingTable | None = None, judgments_sha256: str | None = None) -> str:
     """SHA-256 (hex) of what a run reads: every document's id, headline, body and summaries in corpus order,
-    and the ratings' scale and (doc_id, system, uid1, uid2, rating) rows in order. Rater ids are left out
-    (they are database ids, and no score depends on them), so the same data gives the same hash on any
-    database and from the CLI's files.
+    and the ratings' scale and (doc_id, system, uid1, uid2, rating) rows in order, then the SHA-256 of a
+    report's pairwise judgment file when it has one. Rater ids are left out (they are database ids, and no score
+    depends on them), so the same data gives the same hash on any database and from the CLI's files.
     """
     digest = hashlib.sha256()
 
@@ -135,7 +137,19 @@ def data_hash(*, corpus: Corpus, ratings: RatingTable | None = None) -> str:
         add(["ratings", ratings.scale_min, ratings.scale_max])
         for row in ratings.rows:
             add([row.doc_id, row.system, row.uid1, row.uid2, row.rating])
+    if judgments_sha256 is not None:
+        add(["judgments", judgments_sha256])
     return digest.hexdigest()
+
+
+def judgment_table(judgment_set: JudgmentSet) -> JudgmentTable:
+    """The stored judgment file of ``judgment_set``, parsed as when it was imported."""
+    return judgments_from_bytes(gzip.decompress(bytes(judgment_set.content)), judgment_set.file_name)
+
+
+def judgment_sets() -> QuerySet[JudgmentSet]:
+    """Every judgment set, by name, without the file's bytes."""
+    return JudgmentSet.objects.defer("content").select_related("created_by")
 
 
 def run_list(

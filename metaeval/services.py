@@ -9,8 +9,11 @@ queued or running run. ``manage.py metaeval_run`` scores at once with :func:`run
 """
 from __future__ import annotations
 
+import gzip
+import hashlib
 import logging
 import os
+import re
 import secrets
 import socket
 import threading
@@ -22,7 +25,7 @@ from typing import Any, Self
 
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
-from django.db import connection
+from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -31,21 +34,29 @@ from metaeval.core import studies
 from metaeval.core.cache import DistanceCache, open_cache
 from metaeval.core.corpus import MissingSummary
 from metaeval.core.measures.registry import MEASURES
+from metaeval.core.pairwise.games import criteria_games, play, systems_in_order
+from metaeval.core.pairwise.judgments import judgments_from_bytes
+from metaeval.core.pairwise.report import NoGames, build_pairwise_report
 from metaeval.core.pipeline import Distribute, Progress, ProgressEvent, RunOptions, RunResult, run_scores
 from metaeval.core.progress import ProgressTracker, planned_steps
 from metaeval.core.records import run_document
 from metaeval.core.report import build_report
 from metaeval.core.report import check_settings as check_report_settings
-from metaeval.models import MetaevalRun
+from metaeval.models import JudgmentSet, MetaevalRun
 from survey import selectors as survey_selectors
 from survey.models import Dataset, Study
 
 log = logging.getLogger(__name__)
 
+#: a judgment set's name
+SLUG = re.compile(r"[A-Za-z0-9_-]{1,100}")
+
 #: how often a run's progress may be written to its row at most (seconds)
 PROGRESS_INTERVAL = 0.5
 #: how many progress messages a run keeps
 PROGRESS_MESSAGES = 20
+#: the pairwise section's bootstrap seed is the report's seed plus this (its consistency curves: plus one more)
+PAIRWISE_SEED_OFFSET = 7
 
 
 class RunNotQueued(Exception):
@@ -213,7 +224,11 @@ def _execute(
             else None
         )
         ratings = selectors.ratings_for_study(study=study, rows=rating_rows) if study is not None else None
-        run.data_hash = selectors.data_hash(corpus=corpus, ratings=ratings)
+        judgment_set = run.judgment_set if full_report else None
+        judgments = selectors.judgment_table(judgment_set) if judgment_set is not None else None
+        run.data_hash = selectors.data_hash(
+            corpus=corpus, ratings=ratings, judgments_sha256=judgment_set.sha256 if judgment_set else None
+        )
         recorder.data_loaded()
         if full_report:
             data = studies.prepare_study(corpus, options, ratings=ratings, cache=cache, progress=recorder,
@@ -225,6 +240,14 @@ def _execute(
                 data, params=options.params, seed=int(run.seed or 0), rating_rows=rating_rows,
                 excluded_raters=run.excluded_raters or (), progress=recorder, **_report_settings(run.parameters),
             )
+            if judgments is not None:
+                recorder(ProgressEvent("info", "report", "report: pairwise judgments"))
+                section = build_pairwise_report(
+                    judgments, seed=int(run.seed or 0) + PAIRWISE_SEED_OFFSET,
+                    n_boot=int(run.report["parameters"]["n_boot"]),
+                )
+                run.report["tables"].update(section.pop("tables"))
+                run.report["pairwise"] = section
         else:
             result = run_scores(corpus, options, ratings=ratings, cache=cache, progress=recorder, distribute=distribute)
         if lease is not None:
@@ -329,12 +352,14 @@ def run_enqueue(
     kind: str = "scores",
     report: Mapping[str, object] | None = None,
     study_exclusions: bool = True,
+    judgment_set: JudgmentSet | None = None,
 ) -> MetaevalRun:
     """A ``queued`` run for a Celery worker (:func:`run_launch`) or :func:`run_process` here.
 
     ``kind="report"`` also builds the full report (:func:`metaeval.core.report.build_report`: CIs, permutation
     tests, beta ablation, stability, Borda-Kendall, rater agreement) with ``report`` settings (``n_boot``,
-    ``resample``, ...); its random draws use ``seed`` (a fresh one is drawn and stored when none is given).
+    ``resample``, ...); its random draws use ``seed`` (a fresh one is drawn and stored when none is given). A
+    ``judgment_set`` (report runs only) adds the pairwise section (conventions sec. 17, item 11).
 
     ``parameters`` is ``options.as_dict()`` plus ``skip_unavailable`` and ``workers`` (so that
     ``RunOptions.from_dict`` rebuilds ``options``). ``exclude_raters`` (ids as exported, e.g. ``"P12"``) and the
@@ -354,6 +379,8 @@ def run_enqueue(
         raise ValueError("nothing to score: no measure and no auxiliary measure")
     if kind not in MetaevalRun.Kind.values:
         raise ValueError(f"unknown run kind {kind!r}; choose from {', '.join(MetaevalRun.Kind.values)}")
+    if judgment_set is not None and kind != MetaevalRun.Kind.REPORT:
+        raise ValueError("pairwise judgments go with a full report (kind report), not a scores run")
     parameters = options.as_dict()
     if kind == MetaevalRun.Kind.REPORT:
         parameters["report"] = check_report_settings(report or {})
@@ -364,6 +391,7 @@ def run_enqueue(
         created_by=user if isinstance(user, User) else None,
         status=MetaevalRun.Status.QUEUED,
         kind=kind,
+        judgment_set=judgment_set,
         parameters=parameters,
         seed=seed,
         excluded_raters=list(dict.fromkeys(
@@ -391,6 +419,7 @@ def run_repeat(run: MetaevalRun, *, user: User | AnonymousUser | None = None) ->
         kind=run.kind,
         report=parameters.get("report") if run.kind == MetaevalRun.Kind.REPORT else None,  # type: ignore[arg-type]
         study_exclusions=False,  # the copy leaves out exactly whom the run left out
+        judgment_set=run.judgment_set,
     )
 
 
@@ -523,3 +552,37 @@ def runs_reclaim_stale(*, now: Any = None) -> dict[str, list[int]]:
             outcome["failed"].append(run.pk)
             log.warning("run %s failed: %s", run.pk, lost, extra={"event": "run.failed", "run": run.pk})
     return outcome
+
+
+def judgment_set_import(
+    *, name: str, data: bytes, file_name: str, description: str = "", user: User | AnonymousUser | None = None
+) -> JudgmentSet:
+    """Store a pairwise judgment file as judgment set ``name`` (a slug, not taken yet), all or nothing.
+
+    The whole file is parsed first (:func:`metaeval.core.pairwise.judgments.judgments_from_bytes`; an
+    ``ImportFileError`` lists every ``file:line: field`` problem) and must give at least one game
+    (:class:`~metaeval.core.pairwise.report.NoGames` otherwise); only then is a row written. ``ValueError`` for
+    a bad or taken name."""
+    name = name.strip()
+    if not SLUG.fullmatch(name):
+        raise ValueError(f'name "{name}": use letters, digits, "-" and "_" only (1 to 100)')
+    if JudgmentSet.objects.filter(name=name).exists():
+        raise ValueError(f'name "{name}": a judgment set of that name exists already')
+    table = judgments_from_bytes(data, file_name)
+    games = play(table.judgments)
+    if not games:
+        raise NoGames(f"{file_name}: no valid judgment ({table.invalid} invalid), so there is no game to rate")
+    try:
+        with transaction.atomic():
+            stored = JudgmentSet.objects.create(
+                name=name, description=description, file_name=file_name,
+                sha256=hashlib.sha256(data).hexdigest(), content=gzip.compress(data, mtime=0),
+                judgments=len(table.judgments), invalid=table.invalid, games=len(games),
+                criteria=list(criteria_games(games)), systems=systems_in_order(games),
+                created_by=user if isinstance(user, User) else None,
+            )
+    except IntegrityError:  # a concurrent upload took the name between the check and the insert
+        raise ValueError(f'name "{name}": a judgment set of that name exists already') from None
+    log.info("judgment set imported", extra={"event": "judgments.imported", "name": name,
+                                             "judgments": stored.judgments, "games": stored.games})
+    return stored

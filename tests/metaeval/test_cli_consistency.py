@@ -9,8 +9,7 @@ from contextlib import redirect_stderr, redirect_stdout
 import pytest
 
 from metaeval.cli import main
-from metaeval.cli_consistency import pair_outcomes
-from metaeval.core.pairwise.games import play
+from metaeval.core.pairwise.games import pair_outcomes, play
 from metaeval.core.pairwise.judgments import load_judgments
 from metaeval.core.pairwise_consistency import consistency_curve
 

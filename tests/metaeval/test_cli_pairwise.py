@@ -116,6 +116,16 @@ def test_empty_file(tmp_path):
     assert code == 2 and "empty.csv:1: no judgments" in err
 
 
+def test_a_file_of_invalid_judgments_only_is_an_error(tmp_path):
+    path = tmp_path / "invalid.csv"
+    path.write_text("case_id,criterion,model_a,model_b,winner\nc1,q,A,B,invalid\nc2,q,B,A,invalid\n",
+                    encoding="utf-8")
+    for table in ("ratings", "wtl"):
+        code, out, err = run("pairwise", str(path), "--table", table)
+        assert code == 2 and out == ""
+        assert "invalid.csv: no valid judgment (2 invalid), so there is no game to rate" in err
+
+
 def test_a_judge_kind_filter_that_keeps_nothing(judgments):
     code, out, err = run("pairwise", judgments, "--judge-kind", "crowd")
     assert code == 2 and out == "" and "no judgments with judge_kind crowd" in err

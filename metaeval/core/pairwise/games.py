@@ -15,7 +15,8 @@ import numpy as np
 
 from metaeval.core.pairwise.judgments import OVERALL, Judgment, gc_paused
 
-__all__ = ["Game", "GameArrays", "WinTieLoss", "criteria_games", "encode", "play", "systems_in_order", "win_tie_loss"]
+__all__ = ["Game", "GameArrays", "WinTieLoss", "criteria_games", "encode", "pair_outcomes", "play", "systems_in_order",
+           "win_tie_loss"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +70,17 @@ def criteria_games(games: Sequence[Game]) -> dict[str, list[Game]]:
     ordered = {criterion: out[criterion] for criterion in sorted(out)}
     ordered[OVERALL] = list(games)
     return ordered
+
+
+def pair_outcomes(games: Sequence[Game], model_a: str, model_b: str) -> list[str]:
+    """Per game of the pair {model_a, model_b}, in position order: ``a`` when model_a won, ``b``, or ``tie``."""
+    out = []
+    for game in games:
+        if {game.model_a, game.model_b} != {model_a, model_b}:
+            continue
+        score = game.score_of(model_a)
+        out.append("a" if score == 1.0 else "b" if score == 0.0 else "tie")
+    return out
 
 
 def systems_in_order(games: Iterable[Game]) -> list[str]:

@@ -20,7 +20,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from metaeval.core.fileio import Problems, from_spreadsheet_safe, iter_json_values, json_type, read_text
+from metaeval.core.fileio import (
+    Problems,
+    decode_bytes,
+    from_spreadsheet_safe,
+    iter_json_values,
+    json_type,
+    read_text,
+)
 
 __all__ = [
     "OPTIONAL_COLUMNS",
@@ -29,7 +36,9 @@ __all__ = [
     "WINNERS",
     "Judgment",
     "JudgmentTable",
+    "judgments_from_bytes",
     "load_judgments",
+    "parse_judgments",
     "with_judge_kind",
 ]
 
@@ -104,10 +113,20 @@ def load_judgments(path: str | Path, *, file: str | None = None) -> JudgmentTabl
     ``file:line: field ...`` in an ``ImportFileError``; a file without judgments is an error ("no judgments")."""
     path = Path(path)
     file = file or path.name
+    return parse_judgments(read_text(path, file), file, json_lines=path.suffix.lower() in JSON_SUFFIXES)
+
+
+def judgments_from_bytes(data: bytes, file: str) -> JudgmentTable:
+    """:func:`load_judgments` on a file's bytes (an upload): ``file`` names it and its extension picks the format."""
+    return parse_judgments(decode_bytes(data, file), file, json_lines=Path(file).suffix.lower() in JSON_SUFFIXES)
+
+
+def parse_judgments(text: str, file: str, *, json_lines: bool) -> JudgmentTable:
+    """:func:`load_judgments` on a file's text (``file`` names it in messages; ``json_lines`` as its extension
+    would choose)."""
     problems = Problems()
-    text = read_text(path, file)
     judgments: list[Judgment] = []
-    if path.suffix.lower() in JSON_SUFFIXES:
+    if json_lines:
         records = _json_records(text, file, problems)
         judgments = [judgment for line, record in records if (judgment := _parse(record, line, file, problems))]
         found = len(records)
