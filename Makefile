@@ -27,7 +27,7 @@ migrate: install
 
 demo: migrate wordnet plotly
 	DEBUG=1 $(PY) manage.py load_demo
-	DEBUG=1 $(PY) manage.py metaeval_report --dataset demo --study demo --seed 2026 --unless-exists \
+	DEBUG=1 $(PY) manage.py metaeval_report --dataset demo --study demo --seed 2026 --unless-exists --judgments demo \
 	  --measures rouge_l,rouge_su4,bleu4,jsd,bertscore --aux rouge_l,jsd
 
 # The dev server and, beside it, a Celery worker (with beat) on a folder-on-disk broker (no Redis needed); both

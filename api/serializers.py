@@ -16,7 +16,7 @@ from metaeval.core.perseval import PARAMETERS
 from metaeval.core.pipeline import COLUMNS, DEFAULT_AUX, RunOptions
 from metaeval.core.report import REPORT_OPTIONS
 from metaeval.core.report import check_settings as check_report_settings
-from metaeval.models import MetaevalRun
+from metaeval.models import JudgmentSet, MetaevalRun
 from metaeval.option_fields import OptionSerializerField
 from survey.models import Dataset, Study
 
@@ -114,15 +114,18 @@ class RunSerializer(serializers.ModelSerializer):
     dataset: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(slug_field="name", read_only=True)
     study: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     created_by: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    judgment_set: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(
+        slug_field="name", read_only=True, help_text="The pairwise judgment set a report adds (or null)."
+    )
     progress = serializers.SerializerMethodField()
     results = serializers.SerializerMethodField(help_text="Where the score table is, once the run is done.")
 
     class Meta:
         model = MetaevalRun
         fields = [
-            "id", "kind", "status", "dataset", "study", "created_by", "created_at", "started_at", "finished_at",
-            "progress", "parameters", "seed", "excluded_raters", "versions", "data_hash", "timings", "unavailable",
-            "measure_models", "error", "results", "attempts", "worker", "cancel_requested",
+            "id", "kind", "status", "dataset", "study", "judgment_set", "created_by", "created_at", "started_at",
+            "finished_at", "progress", "parameters", "seed", "excluded_raters", "versions", "data_hash", "timings",
+            "unavailable", "measure_models", "error", "results", "attempts", "worker", "cancel_requested",
         ]
         read_only_fields = fields
 
@@ -141,8 +144,8 @@ class RunSerializer(serializers.ModelSerializer):
 class RunListSerializer(RunSerializer):
     class Meta(RunSerializer.Meta):
         fields = [
-            "id", "kind", "status", "dataset", "study", "created_by", "created_at", "started_at", "finished_at",
-            "parameters", "seed", "excluded_raters", "data_hash", "error", "results",
+            "id", "kind", "status", "dataset", "study", "judgment_set", "created_by", "created_at", "started_at",
+            "finished_at", "parameters", "seed", "excluded_raters", "data_hash", "error", "results",
         ]
         read_only_fields = fields
 
@@ -240,6 +243,11 @@ class RunCreateSerializer(serializers.Serializer):
     )
     seed = serializers.IntegerField(required=False, allow_null=True, min_value=0,
                                     help_text="Seed of every random draw of a report (default: a fresh one, stored).")
+    judgment_set = serializers.CharField(
+        required=False, allow_null=True, allow_blank=True,
+        help_text="Name of a pairwise judgment set (GET /api/judgment-sets/); kind report only: the report adds "
+        "its pairwise section (Elo, Bradley-Terry, win/tie/loss, consistency).",
+    )
     report = serializers.DictField(
         required=False,
         help_text="Report settings: " + "; ".join(f"{o.name}: {o.describe()}" for o in REPORT_OPTIONS) + ".",
@@ -264,6 +272,15 @@ class RunCreateSerializer(serializers.Serializer):
             known = ", ".join(Dataset.objects.values_list("name", flat=True)) or "none"
             raise serializers.ValidationError(f'Unknown dataset "{name}" (known: {known}).')
         return dataset
+
+    def validate_judgment_set(self, name: str | None) -> JudgmentSet | None:
+        if not name:
+            return None
+        found = metaeval_selectors.judgment_sets().filter(name=name).first()
+        if found is None:
+            known = ", ".join(metaeval_selectors.judgment_sets().values_list("name", flat=True)) or "none"
+            raise serializers.ValidationError(f'Unknown judgment set "{name}" (known: {known}).')
+        return found
 
     def validate_study(self, slug: str | None) -> Study | None:
         if not slug:
@@ -320,6 +337,8 @@ class RunCreateSerializer(serializers.Serializer):
         )
         if "measures" in data and not data["measures"] and not data.get("aux"):
             errors["measures"] = "Give at least one measure."
+        if data.get("judgment_set") is not None and data.get("kind") != "report":
+            errors["judgment_set"] = "Pairwise judgments go with a full report: give kind report."
         if errors:
             raise serializers.ValidationError(errors)
         return data
@@ -339,3 +358,15 @@ class RunCreateSerializer(serializers.Serializer):
         parameters["compat"] = "authors" if data.get("compat") else None
         parameters["skip_unavailable"] = True
         return RunOptions.from_dict(parameters)
+
+
+class JudgmentSetSerializer(serializers.ModelSerializer):
+    """A stored pairwise judgment file (without its bytes)."""
+
+    created_by: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(slug_field="username", read_only=True)
+
+    class Meta:
+        model = JudgmentSet
+        fields = ["name", "description", "file_name", "sha256", "judgments", "invalid", "games", "criteria",
+                  "systems", "created_by", "created_at"]
+        read_only_fields = fields

@@ -31,6 +31,7 @@ from rest_framework.views import APIView
 from api import selectors
 from api.serializers import (
     DatasetSerializer,
+    JudgmentSetSerializer,
     RunCreateSerializer,
     RunListSerializer,
     RunResultsSerializer,
@@ -102,6 +103,17 @@ class DatasetSystems(APIView):
     def get(self, request: Request, name: str) -> Response:
         systems = survey_selectors.dataset_systems(dataset=_dataset(name))
         return Response(SystemSerializer(systems, many=True).data)
+
+
+class JudgmentSetList(APIView):
+    @extend_schema(
+        summary="Pairwise judgment sets",
+        description="Stored pairwise judgment files (docs/conventions.md sec. 17) that a report run can add "
+        "(`judgment_set` of the run request); imported on the runs page or with `manage.py import_judgments`.",
+        responses={200: JudgmentSetSerializer(many=True), **_ERRORS}, tags=["runs"],
+    )
+    def get(self, request: Request) -> Response:
+        return Response(JudgmentSetSerializer(metaeval_selectors.judgment_sets(), many=True).data)
 
 
 # ----------------------------------------------------------------------------------------------- studies
@@ -259,6 +271,7 @@ class RunList(APIView):
                 dataset=data["dataset"], study=data.get("study"), options=serializer.run_options(),
                 user=request.user, exclude_raters=data.get("exclude_raters") or (), kind=data["kind"],
                 seed=data.get("seed"), report=data.get("report") if data["kind"] == "report" else None,
+                judgment_set=data.get("judgment_set"),
             )
         except ValueError as exc:  # the service's own checks (the serializer makes the same ones first)
             raise ValidationError({"non_field_errors": [str(exc)]}) from exc

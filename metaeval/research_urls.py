@@ -7,6 +7,7 @@ app_name = "runs"
 
 urlpatterns = [
     path("", views.run_list, name="list"),
+    path("judgments/", views.judgment_set_list, name="judgments"),
     path("<int:pk>/", views.run_detail, name="detail"),
     path("<int:pk>/status.json", views.run_status, name="status"),
     path("<int:pk>/scores.csv", views.run_scores_csv, name="scores"),

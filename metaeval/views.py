@@ -23,13 +23,14 @@ from metaeval import selectors, services
 from metaeval.assets import PLOTLY_JS, REPORT_JS
 from metaeval.cli import REPORT_BETA
 from metaeval.core import display
+from metaeval.core.fileio import ImporterError
 from metaeval.core.measures.registry import LEXICAL, MEASURES, NEURAL
 from metaeval.core.options import Option
 from metaeval.core.perseval import PARAMETERS
 from metaeval.core.pipeline import COLUMNS, DEFAULT_AUX, RunOptions
 from metaeval.core.records import table_columns, write_csv
 from metaeval.core.report import REPORT_OPTIONS
-from metaeval.models import MetaevalRun
+from metaeval.models import JudgmentSet, MetaevalRun
 from metaeval.option_fields import form_field
 from survey.models import Dataset, Study
 from survey.research_views import researcher_required
@@ -65,7 +66,7 @@ RUN_FORM_GROUPS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
      tuple(option.name for option in PARAMETERS)),
     ("Report", "A full report adds bootstrap intervals, permutation tests, the beta ablation, rank stability, "
      "Borda-Kendall consensus and rater agreement to the score table; the settings below apply to it.",
-     ("full_report", "seed", *(option.name for option in REPORT_OPTIONS))),
+     ("full_report", "seed", "judgment_set", *(option.name for option in REPORT_OPTIONS))),
 )
 
 
@@ -120,6 +121,16 @@ class RunForm(forms.Form):
         help_text="Seed of every random draw of the report; empty: a fresh one, stored with the run.",
     )
 
+    judgment_set = forms.ModelChoiceField(
+        queryset=JudgmentSet.objects.defer("content").order_by("name"),
+        required=False,
+        to_field_name="name",
+        empty_label="none",
+        label="Pairwise judgments",
+        help_text="A judgment set (upload one on the Pairwise judgments page) adds its section to the report: Elo "
+        "and Bradley-Terry with intervals, win/tie/loss, win fractions, consistency curves.",
+    )
+
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         for option in PARAMETERS:
@@ -157,6 +168,8 @@ class RunForm(forms.Form):
             self.add_error(field, message)
         if not data.get("measures") and not data.get("aux") and "measures" not in self.errors:
             self.add_error("measures", "Choose at least one measure.")
+        if data.get("judgment_set") is not None and not data.get("full_report"):
+            self.add_error("judgment_set", "Pairwise judgments go with a full report: tick Full report.")
         return data
 
     def run_options(self) -> RunOptions:
@@ -198,7 +211,7 @@ def run_list(request: HttpRequest) -> HttpResponse:
                 dataset=data["dataset"], study=data["study"], options=form.run_options(), user=request.user,
                 exclude_raters=data["exclude_raters"], seed=data.get("seed"),
                 kind=MetaevalRun.Kind.REPORT if data.get("full_report") else MetaevalRun.Kind.SCORES,
-                report=form.report_settings(),
+                report=form.report_settings(), judgment_set=data.get("judgment_set"),
             )
             services.run_launch(run)
             messages.success(request, f"Run {run.pk} started.")
@@ -229,6 +242,45 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "fix_url": _fix_url(run),
         },
     )
+
+
+class JudgmentSetForm(forms.Form):
+    """Upload a pairwise judgment file (:func:`metaeval.services.judgment_set_import`)."""
+
+    name = forms.SlugField(max_length=100, help_text="Letters, digits, - and _; how the run form names the set.")
+    description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+    file = forms.FileField(
+        label="Judgment file",
+        help_text="CSV with a header, or JSON Lines (.jsonl): case_id,criterion,model_a,model_b,winner and optionally "
+        "judge,judge_kind,run,shown_first,doc_id,reader_id; winner is model_a, model_b, tie or invalid.",
+    )
+
+
+@researcher_required
+@require_http_methods(["GET", "HEAD", "POST"])
+def judgment_set_list(request: HttpRequest) -> HttpResponse:
+    """The stored judgment sets and the upload form (POST: import all or nothing; every problem is listed)."""
+    form = JudgmentSetForm(request.POST or None, request.FILES or None)
+    problems: list[str] = []
+    if request.method == "POST" and form.is_valid():
+        upload = form.cleaned_data["file"]
+        try:
+            stored = services.judgment_set_import(
+                name=form.cleaned_data["name"], data=upload.read(), file_name=upload.name,
+                description=form.cleaned_data["description"], user=request.user,
+            )
+        except ImporterError as exc:
+            problems = str(exc).splitlines()
+        except ValueError as exc:  # a taken name, or a file without any valid judgment
+            form.add_error("name" if str(exc).startswith("name ") else "file", str(exc))
+        else:
+            messages.success(request, f"Judgment set {stored.name} stored: {stored.judgments} judgments "
+                                      f"({stored.invalid} invalid), {stored.games} games.")
+            return redirect("runs:judgments")
+    failed = bool(form.errors or problems)
+    return render(request, "research/judgments.html",
+                  {"form": form, "problems": problems, "sets": selectors.judgment_sets()},
+                  status=400 if failed else 200)
 
 
 def _fix_url(run: MetaevalRun) -> str | None:

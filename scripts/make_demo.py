@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Regenerate the demo data set in fixtures/demo/ (fictional, small, seeded; fixtures/demo/README.md).
 
-    .venv/bin/python scripts/make_demo.py                 # rewrite consolidated.jsonl, systems.json, ratings.csv
+    .venv/bin/python scripts/make_demo.py                 # rewrite consolidated.jsonl, systems.json, judgments.csv,
+                                                          # ratings.csv
     .venv/bin/python scripts/make_demo.py --check         # exit 1 if the committed files differ from what it makes
     .venv/bin/python scripts/make_demo.py --out DIR [--seed N] [--texts-only]
 
@@ -15,7 +16,8 @@ headline and candidate headlines of known quality per reader and per article) an
    partial one, the same angle reworded, a misfact, an off-topic line...), how many of its headlines get a factual
    error (a wrong number or name), and its style. Counts are exact (largest remainder) and every choice comes from
    ``random.Random(f"{seed}|{system}")``: the same seed gives the same files.
-2. **Ratings** (``ratings.csv``): ``manage.py load_demo --fixtures DIR`` on a fresh, temporary SQLite database
+2. **Judgments** (``judgments.csv``): simulated pairwise A/B judgments of the systems (:func:`judgments`).
+3. **Ratings** (``ratings.csv``): ``manage.py load_demo --fixtures DIR`` on a fresh, temporary SQLite database
    (the simulated raters of ``survey/demo.py``, seeded by load_demo's ``DEMO_SEED`` on a fixed clock), exported as
    the survey exports a study (``survey.demo.export_rows``). ``manage.py load_demo`` on any database therefore
    stores the very ratings of the committed file.
@@ -343,12 +345,59 @@ def systems_records() -> list[dict]:
     ]
 
 
+#: pairwise judgments: criteria, cases, system pairs per case, LLM runs per judgment (half each order)
+JUDGMENT_CRITERIA = ("personalization", "quality", "relevance")
+JUDGMENT_CASES = 40
+PAIRS_PER_CASE = 4
+LLM_RUNS = 2
+
+
+def judgment_strength(spec: SystemSpec, criterion: str) -> float:
+    """A system's latent Bradley-Terry strength (natural log scale) per criterion, from its design: personalization
+    follows the personalization degree, quality the share of headlines without a factual error, relevance both."""
+    personal, accurate = 3.0 * spec.personalization, 3.0 * (1.0 - 2.0 * spec.errors)
+    return {"personalization": personal, "quality": accurate, "relevance": (personal + accurate) / 2}[criterion]
+
+
+def judgments(documents: Sequence[Mapping], seed: int = SEED) -> str:
+    """judgments.csv: simulated pairwise (A/B) judgments of the demo's systems (docs/conventions.md sec. 17).
+
+    Each of :data:`JUDGMENT_CASES` (document, reader) cases, drawn with ``random.Random(f"{seed}|judgments")``,
+    gets :data:`PAIRS_PER_CASE` distinct system pairs; per criterion one human judgment (a tie with probability 0.1)
+    and :data:`LLM_RUNS` LLM judgments, the sides swapped in every other run, 3 % of them ``invalid``; each prefers A
+    with the Bradley-Terry probability of :func:`judgment_strength`."""
+    import math
+
+    rng = random.Random(f"{seed}|judgments")
+    slots = [(doc["doc_id"], reader) for doc in documents for reader in doc["m_summary_dict"]]
+    rows = ["case_id,criterion,model_a,model_b,winner,judge,judge_kind,run,shown_first,doc_id,reader_id"]
+    for doc_id, reader in rng.sample(slots, JUDGMENT_CASES):
+        for spec_a, spec_b in rng.sample([(a, b) for i, a in enumerate(SYSTEMS) for b in SYSTEMS[i + 1:]],
+                                         PAIRS_PER_CASE):
+            for criterion in JUDGMENT_CRITERIA:
+                gap = judgment_strength(spec_a, criterion) - judgment_strength(spec_b, criterion)
+                p_a = 1.0 / (1.0 + math.exp(-gap))
+                votes = [("human", f"rater-{rng.randrange(1, 7)}", "")]
+                votes += [("llm", "demo-llm", str(run)) for run in range(1, LLM_RUNS + 1)]
+                for kind, judge, run in votes:
+                    draw = rng.random()
+                    if kind == "human":
+                        winner = "tie" if draw < 0.1 else "model_a" if rng.random() < p_a else "model_b"
+                    else:
+                        winner = "invalid" if draw < 0.03 else "model_a" if rng.random() < p_a else "model_b"
+                    first = "model_a" if kind == "human" or run == "1" else "model_b"
+                    rows.append(f"{doc_id}/{reader},{criterion},{spec_a.name},{spec_b.name},{winner},{judge},{kind},"
+                                f"{run},{first},{doc_id},{reader}")
+    return "\n".join(rows) + "\n"
+
+
 def texts(seed: int = SEED, sources: Path = FIXTURES / "sources.json") -> dict[str, str]:
     """File name -> content of the text files."""
     documents = build_documents(load_sources(sources), seed)
     return {
         "consolidated.jsonl": "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in documents),
         "systems.json": json.dumps(systems_records(), indent=2, ensure_ascii=False) + "\n",
+        "judgments.csv": judgments(documents, seed),
     }
 
 
@@ -385,7 +434,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=SEED, help=f"seed of the texts (default {SEED})")
     parser.add_argument("--out", type=Path, default=FIXTURES, help="folder to write (default fixtures/demo)")
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 if a file in --out differs")
-    parser.add_argument("--texts-only", action="store_true", help="only consolidated.jsonl and systems.json")
+    parser.add_argument("--texts-only", action="store_true",
+                        help="only consolidated.jsonl, systems.json and judgments.csv")
     args = parser.parse_args(argv)
 
     made = texts(args.seed)

@@ -3,6 +3,7 @@ raters are the ones the rater checks flag; every participant page is blind."""
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import re
 from collections import Counter
@@ -66,6 +67,22 @@ def test_demo_contents(demo_loaded):
     assert sum(done.values()) < study.questionnaires.count() * study.raters_per_questionnaire
 
 
+def test_demo_pairwise_judgments(demo_loaded):
+    """The demo's judgment set: the committed file, every system, the three criteria, people and an LLM judge."""
+    from metaeval.core.pairwise.judgments import load_judgments
+    from metaeval.models import JudgmentSet
+
+    stored = JudgmentSet.objects.get(name="demo")
+    path = Path(settings.BASE_DIR) / "fixtures" / "demo" / "judgments.csv"
+    assert stored.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+    table = load_judgments(path)
+    assert stored.judgments == len(table.judgments) and stored.invalid == table.invalid > 0
+    assert set(stored.systems) == set(Study.objects.get(slug="demo").systems.values_list("name", flat=True))
+    assert stored.criteria == ["personalization", "quality", "relevance", "overall"]
+    assert {j.judge_kind for j in table.judgments} == {"human", "llm"}
+    assert "pairwise judgment set demo:" in demo_loaded
+
+
 def test_demo_ratings_carry_signal(demo_loaded):
     """How alike a system's headlines for two readers look to the simulated raters follows its personalization: a
     generic system's pair (one text twice) is "almost same", a system that changes a word or two per reader comes
@@ -112,7 +129,7 @@ def test_load_demo_is_idempotent(demo_loaded):
     counts = (Summary.objects.count(), Rating.objects.count(), Participant.objects.count(), Study.objects.count())
     out = io.StringIO()
     call_command("load_demo", stdout=out)
-    assert "demo study exists" in out.getvalue()
+    assert "demo study exists" in out.getvalue() and "pairwise judgment set" not in out.getvalue()
     assert (
         Summary.objects.count(),
         Rating.objects.count(),

@@ -12,7 +12,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from metaeval import services
+from metaeval import selectors, services
 from metaeval.cli import (
     REPORT_BETA,
     UsageError,
@@ -36,6 +36,8 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int, help="seed of every random draw (default: a fresh one, stored)")
         add_report_arguments(parser)
         parser.add_argument("--exclude-raters", default="", help="comma-separated rater ids (P12,P15) to leave out")
+        parser.add_argument("--judgments", metavar="NAME",
+                            help="a pairwise judgment set (manage.py import_judgments) whose section the report adds")
         parser.add_argument("--queue", action="store_true",
                             help="send it to a Celery worker instead of running it here")
         parser.add_argument(
@@ -54,10 +56,16 @@ class Command(BaseCommand):
         if study is not None and not run_options.aux:
             run_options.aux = list(DEFAULT_AUX)
         run_options.skip_unavailable = True
+        judgment_set = None
+        if options["judgments"]:
+            judgment_set = selectors.judgment_sets().filter(name=options["judgments"]).first()
+            if judgment_set is None:
+                known = ", ".join(selectors.judgment_sets().values_list("name", flat=True)) or "none"
+                raise CommandError(f'unknown judgment set "{options["judgments"]}" (known: {known})')
         if options["unless_exists"]:
             existing = MetaevalRun.objects.filter(
                 kind=MetaevalRun.Kind.REPORT, status=MetaevalRun.Status.DONE, dataset=dataset, study=study,
-                seed=options["seed"],
+                seed=options["seed"], judgment_set=judgment_set,
             ).order_by("-pk").first()
             if existing is not None:
                 self.stdout.write(f"report run {existing.pk} exists (seed {existing.seed}): "
@@ -67,7 +75,8 @@ class Command(BaseCommand):
         settings = report_settings(argparse.Namespace(**options))
         try:
             run = services.run_enqueue(dataset=dataset, study=study, options=run_options, seed=options["seed"],
-                                       exclude_raters=excluded, kind=MetaevalRun.Kind.REPORT, report=settings)
+                                       exclude_raters=excluded, kind=MetaevalRun.Kind.REPORT, report=settings,
+                                       judgment_set=judgment_set)
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
         if options["queue"]:

@@ -1,4 +1,5 @@
-"""Load the demo: fixtures, a researcher and an admin account, the demo study and simulated ratings.
+"""Load the demo: fixtures, a researcher and an admin account, the demo study and simulated ratings, and the
+simulated pairwise judgments as judgment set ``demo``.
 
 Idempotent: re-running re-imports the fixtures (a no-op when unchanged), keeps the accounts and does
 not touch an existing demo study or its ratings.
@@ -15,6 +16,7 @@ import os
 from datetime import UTC, datetime
 from pathlib import Path
 
+from django.apps import apps
 from django.conf import settings
 from django.contrib.auth.models import Group, User
 from django.core.management import call_command
@@ -28,6 +30,7 @@ from survey.research_views import RESEARCHER_GROUP
 FIXTURES = Path(settings.BASE_DIR) / "fixtures" / "demo"
 DEMO_DATASET = "demo"
 DEMO_STUDY = "demo"
+DEMO_JUDGMENTS = "demo"
 DEMO_SEED = 2026
 SIMULATED_PARTICIPANTS = 24
 SETS_PER_SIMULATED_PARTICIPANT = 8
@@ -76,6 +79,7 @@ class Command(BaseCommand):
             )
         else:
             self.stdout.write("demo study exists; left as it is")
+        self._judgments(fixtures)
         for role, (username, password) in credentials.items():
             self.stdout.write(f"{role} account: {username} / {password}")
 
@@ -91,6 +95,17 @@ class Command(BaseCommand):
             )
         dataset.description = "Fictional news articles with reader-written and system headlines (demo)."
         dataset.save(update_fields=["description"])
+
+    def _judgments(self, fixtures: Path) -> None:
+        """The demo's simulated pairwise judgments as judgment set ``demo`` (kept when it exists)."""
+        judgment_set = apps.get_model("metaeval", "JudgmentSet")
+        path = fixtures / "judgments.csv"
+        if judgment_set.objects.filter(name=DEMO_JUDGMENTS).exists() or not path.exists():
+            return
+        out = io.StringIO()
+        call_command("import_judgments", DEMO_JUDGMENTS, str(path), description="Simulated A/B judgments of the "
+                     "demo's systems by people and an LLM judge (scripts/make_demo.py)", stdout=out)
+        self.stdout.write(f"pairwise judgment set {out.getvalue().strip()}")
 
     def _accounts(self) -> dict[str, tuple[str, str]]:
         """The demo's researcher and admin. The published default passwords only with DEBUG on: otherwise the
