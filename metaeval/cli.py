@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
+from metaeval.cli_accuracy import add_accuracy_command
 from metaeval.cli_args import at_least
 from metaeval.cli_consistency import add_consistency_command
 from metaeval.cli_pairwise import add_pairwise_command
@@ -543,6 +544,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_zopf_command(commands)
     add_pairwise_command(commands)
     add_consistency_command(commands)
+    add_accuracy_command(commands)
     return parser
 
 
