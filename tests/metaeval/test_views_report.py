@@ -181,8 +181,14 @@ def test_report_page_reads_in_words_and_one_number_format(client, report_run) ->
     settings = {f"{value:g}" for value in [*parameters["betas"], parameters["confidence"]]}  # shown as typed
     decimals = {len(n.split(".")[1]) for n in numbers if n not in settings}
     assert 4 in decimals and decimals <= {3, 4}  # 4 decimals, p-values 3 (the data may give only "< 0.001")
-    p_cells = [c.strip() for c in cells if re.fullmatch(r"&lt; 0\.001|[01]\.\d{3}", c.strip())]
-    assert p_cells  # p-values shown, either with 3 decimals or as "< 0.001"
+    # every cell of a p-value column: 3 decimals, "< 0.001" or missing (the data may leave a coefficient undefined)
+    p_cells = []
+    for table in re.findall(r'<table class="grid">(.*?)</table>', html, re.S):
+        keys = re.findall(r'<th title="CSV column ([^"]+)"', table)
+        for row in re.findall(r"<tr>(.*?)</tr>", table.split("<tbody>", 1)[-1], re.S):
+            values = re.findall(r"<td(?:\s[^>]*)?>(.*?)</td>", row, re.S)
+            p_cells += [v.strip() for k, v in zip(keys, values, strict=False) if display.is_p_column(k)]
+    assert p_cells and all(re.fullmatch(r"&lt; 0\.001|[01]\.\d{3}|–", c) for c in p_cells), p_cells
     assert html.count("How to read this:") == 5
     assert _json_script(html, "report-data") == report_run.report
 
