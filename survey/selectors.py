@@ -550,8 +550,9 @@ class PlannedPreference:
 
 def preference_plan(*, study: Study) -> tuple[list[PlannedPreference], list[str]]:
     """What *Generate questionnaires* creates for a preference study (``survey.pairwise_design.preference_design``):
-    the cases are the (document, reader) pairs with a summary of every study system, in dataset order; a case's
-    items, in the order dealt, are cut into questionnaires of ``pairs_per_questionnaire``. Also the cases left out
+    the cases are the (document, reader) pairs with a summary of every study system, in dataset order, of which the
+    design deals about ``pairs_per_questionnaire`` pairs to each case it uses; a case's items, in the order dealt,
+    are cut into questionnaires of ``pairs_per_questionnaire``. Also the cases left out
     (in words). ValueError for fewer than two systems or no usable case."""
     systems = list(study.systems.exclude(name=REFERENCE_SYSTEM).order_by("name").values_list("name", flat=True))
     if len(systems) < 2:
@@ -574,7 +575,8 @@ def preference_plan(*, study: Study) -> tuple[list[PlannedPreference], list[str]
                 partial += 1
     skipped = [f"{partial} (document, reader) cases lack a summary of some study system and were left out"
                ] if partial else []
-    specs = pairwise_design.preference_design(cases, systems, cases_per_pair=study.cases_per_pair, seed=study.seed)
+    specs = pairwise_design.preference_design(cases, systems, cases_per_pair=study.cases_per_pair,
+                                              pairs_per_case=study.pairs_per_questionnaire, seed=study.seed)
     by_case: dict[tuple[str, str], list[tuple[Summary, Summary]]] = {}
     for spec in specs:
         case = (spec.doc_id, spec.reader_id)
