@@ -76,3 +76,23 @@ def test_two_participants_complete_a_preference_study(live_server, browser):
     phone.click("#submit-ratings")
     phone.wait_for_selector("#completion-code")
     assert Judgment.objects.filter(assignment__participant__external_id="phone").count() == asked
+
+
+def test_the_demo_ab_study_in_the_browser(live_server, browser):
+    """The demo A/B study as a participant meets it (the README's screenshot): real headlines, the reader's own
+    headlines for other articles, three questions per pair, nothing that names a system."""
+    import os
+
+    from django.core.management import call_command
+
+    call_command("load_demo", participants=2, sets_each=1, stdout=open(os.devnull, "w"))
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page = browser.new_page(viewport={"width": 1100, "height": 900})
+    _consent(page, f"{live_server.url}/s/demo-ab/")
+    expect(page.locator("#progress-text")).to_have_text("0 of 9 questions answered")
+    html = page.content()
+    for name in ["PersonaPointer", "HistoryFusionT5", "GenericBARTx", "LeadLineBaseline", "model_a", "pitem"]:
+        assert name not in html, name
+    assert page.locator("#examples li").count() == 3
+    page.locator("#article summary").click()  # fold the article, as a reader who has read it would
+    page.screenshot(path=str(SHOTS / "preference-demo.png"), full_page=True)

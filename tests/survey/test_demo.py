@@ -136,10 +136,10 @@ def test_demo_preference_study(demo_loaded):
 
     study = Study.objects.get(slug="demo-ab")
     assert study.kind == "preference" and study.status == "open" and study.systems.count() == 4
-    assert "demo preference study demo-ab: 12 questionnaires; 8 simulated participants completed 24 sets" in demo_loaded
+    assert "demo preference study demo-ab: 12 questionnaires; 6 simulated participants completed 18 sets" in demo_loaded
     out = io.StringIO()
     count = exporting.write_judgments(selectors.judgment_export_rows(study=study), out, "csv")
-    assert count == Judgment.objects.filter(assignment__questionnaire__study=study).count() == 24 * 3 * 3
+    assert count == Judgment.objects.filter(assignment__questionnaire__study=study).count() == 18 * 3 * 3
     games = play(parse_judgments(out.getvalue(), "demo-ab.csv", json_lines=False).judgments)
     board = [row for row in leaderboard(games, n_boot=20, seed=0).rows if row["criterion"] == "personalization"]
     assert max(board, key=lambda row: row["bt"])["system"] == "PersonaPointer"

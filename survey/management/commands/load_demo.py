@@ -35,7 +35,7 @@ DEMO_JUDGMENTS = "demo"
 DEMO_PREFERENCE_STUDY = "demo-ab"
 #: the demo A/B study's systems (two personalised, a generic one, a baseline) and its simulated participants
 PREFERENCE_SYSTEMS = ("PersonaPointer", "HistoryFusionT5", "GenericBARTx", "LeadLineBaseline")
-PREFERENCE_PARTICIPANTS = 8
+PREFERENCE_PARTICIPANTS = 6
 DEMO_SEED = 2026
 SIMULATED_PARTICIPANTS = 24
 SETS_PER_SIMULATED_PARTICIPANT = 8
