@@ -14,6 +14,7 @@ urlpatterns = [
     path("studies/<str:slug>/", views.StudyDetail.as_view(), name="study-detail"),
     path("studies/<str:slug>/progress/", views.StudyProgressView.as_view(), name="study-progress"),
     path("studies/<str:slug>/ratings/", views.StudyRatings.as_view(), name="study-ratings"),
+    path("studies/<str:slug>/judgments/", views.StudyJudgments.as_view(), name="study-judgments"),
     path("judgment-sets/", views.JudgmentSetList.as_view(), name="judgment-set-list"),
     path("runs/", views.RunList.as_view(), name="run-list"),
     path("runs/<int:pk>/", views.RunDetail.as_view(), name="run-detail"),

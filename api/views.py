@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
 
 from django.http import Http404, StreamingHttpResponse
@@ -159,12 +159,14 @@ class _IgnoreFormatNegotiation(DefaultContentNegotiation):
         return renderers[0], renderers[0].media_type
 
 
-def ratings_stream(rows: Iterable[dict[str, object]], fmt: str, batch: int = EXPORT_BATCH) -> Iterator[str]:
-    """``survey.exporting.write_ratings`` output in pieces: the same text, ``batch`` rows at a time."""
+def ratings_stream(rows: Iterable[dict[str, object]], fmt: str, batch: int = EXPORT_BATCH,
+                   write: Callable[..., int] = exporting.write_ratings) -> Iterator[str]:
+    """``write`` (``survey.exporting.write_ratings`` or ``write_judgments``) output in pieces: the same text,
+    ``batch`` rows at a time."""
 
     def render(part: list[dict[str, object]]) -> str:
         out = io.StringIO()
-        exporting.write_ratings(part, out, fmt)
+        write(part, out, fmt)
         return out.getvalue()
 
     header = render([])  # the CSV header line (empty for JSON Lines)
@@ -210,6 +212,46 @@ class StudyRatings(APIView):
             content_type=EXPORT_CONTENT_TYPES[fmt],
         )
         response["Content-Disposition"] = f'attachment; filename="{study.slug}-ratings.{fmt}"'
+        return response
+
+
+class StudyJudgments(APIView):
+    content_negotiation_class = _IgnoreFormatNegotiation
+
+    @extend_schema(
+        summary="A preference study's judgments",
+        description=(
+            "Every judgment of the study's completed questionnaires as a judgment file (`manage.py "
+            "export_judgments`: `case_id,criterion,model_a,model_b,winner,judge,judge_kind,run,shown_first,doc_id,"
+            "reader_id`; what `python -m metaeval pairwise` reads), streamed; `?as=csv` (default) or `?as=jsonl`. "
+            "409 for a similarity study (its ratings are under `ratings/`)."
+        ),
+        parameters=[OpenApiParameter("as", str, enum=list(exporting.FORMATS), default="csv",
+                                     description="csv (with a header line) or jsonl (one JSON object a line)")],
+        responses={
+            (200, "text/csv"): OpenApiResponse(OpenApiTypes.STR, description="CSV with a header line"),
+            (200, "application/x-ndjson"): OpenApiResponse(OpenApiTypes.STR, description="JSON Lines"),
+            (400, "application/json"): OpenApiTypes.OBJECT,
+            (401, "application/json"): _DETAIL,
+            (403, "application/json"): _DETAIL,
+            (404, "application/json"): _DETAIL,
+            (409, "application/json"): _DETAIL,
+        },
+        tags=["studies"],
+    )
+    def get(self, request: Request, slug: str) -> StreamingHttpResponse | Response:
+        fmt = request.query_params.get("as") or request.query_params.get("format") or "csv"
+        if fmt not in exporting.FORMATS:
+            raise ValidationError({"as": [f"Unknown format \"{fmt}\"; choose {' or '.join(exporting.FORMATS)}."]})
+        study = _study(slug)
+        if study.kind != Study.Kind.PREFERENCE:
+            return Response({"detail": f'Study "{slug}" collects ratings, not judgments: see its ratings/.'},
+                            status=status.HTTP_409_CONFLICT)
+        response = StreamingHttpResponse(
+            ratings_stream(survey_selectors.judgment_export_rows(study=study), fmt, write=exporting.write_judgments),
+            content_type=EXPORT_CONTENT_TYPES[fmt],
+        )
+        response["Content-Disposition"] = f'attachment; filename="{study.slug}-judgments.{fmt}"'
         return response
 
 

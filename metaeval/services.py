@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import io
 import logging
 import os
 import re
@@ -43,6 +44,7 @@ from metaeval.core.records import run_document
 from metaeval.core.report import build_report
 from metaeval.core.report import check_settings as check_report_settings
 from metaeval.models import JudgmentSet, MetaevalRun
+from survey import exporting
 from survey import selectors as survey_selectors
 from survey.models import Dataset, Study
 
@@ -586,3 +588,20 @@ def judgment_set_import(
     log.info("judgment set imported", extra={"event": "judgments.imported", "name": name,
                                              "judgments": stored.judgments, "games": stored.games})
     return stored
+
+
+def judgment_set_from_study(*, name: str, study: Study, user: User | AnonymousUser | None = None) -> JudgmentSet:
+    """A preference study's judgments so far (its export, the participants excluded on its participants page left
+    out) stored as judgment set ``name``: the same checks as :func:`judgment_set_import`."""
+    if study.kind != Study.Kind.PREFERENCE:
+        raise ValueError(f'study "{study.slug}" collects ratings, not pairwise judgments')
+    out = io.StringIO()
+    count = exporting.write_judgments(
+        survey_selectors.judgment_export_rows(study=study, exclude_excluded=True), out, "csv"
+    )
+    if not count:
+        raise ValueError(f'study "{study.slug}" has no submitted judgments yet')
+    return judgment_set_import(
+        name=name, data=out.getvalue().encode("utf-8"), file_name=f"{study.slug}-judgments.csv",
+        description=f"Judgments of preference study {study.slug} ({count}), excluded participants left out", user=user,
+    )

@@ -256,13 +256,39 @@ class JudgmentSetForm(forms.Form):
     )
 
 
+class StudyJudgmentSetForm(forms.Form):
+    """Store a preference study's judgments as a judgment set."""
+
+    set_name = forms.SlugField(max_length=100, label="Name", help_text="Letters, digits, - and _.")
+    study = forms.ModelChoiceField(
+        queryset=Study.objects.filter(kind=Study.Kind.PREFERENCE).order_by("slug"), to_field_name="slug",
+        empty_label=None, label="Preference study",
+        help_text="Its submitted judgments so far; participants excluded on its participants page are left out.",
+    )
+
+
 @researcher_required
 @require_http_methods(["GET", "HEAD", "POST"])
 def judgment_set_list(request: HttpRequest) -> HttpResponse:
-    """The stored judgment sets and the upload form (POST: import all or nothing; every problem is listed)."""
-    form = JudgmentSetForm(request.POST or None, request.FILES or None)
+    """The stored judgment sets, the upload form (POST: import all or nothing; every problem is listed) and the
+    form that stores a preference study's judgments (POST with ``set_name``)."""
+    from_study = "set_name" in request.POST
+    form = JudgmentSetForm(None if from_study else (request.POST or None), request.FILES or None)
+    study_form = StudyJudgmentSetForm(request.POST if from_study else None,
+                                      initial={"study": request.GET.get("study")})
     problems: list[str] = []
-    if request.method == "POST" and form.is_valid():
+    if from_study and study_form.is_valid():
+        try:
+            stored = services.judgment_set_from_study(
+                name=study_form.cleaned_data["set_name"], study=study_form.cleaned_data["study"], user=request.user
+            )
+        except ValueError as exc:
+            study_form.add_error("set_name" if str(exc).startswith("name ") else "study", str(exc))
+        else:
+            messages.success(request, f"Judgment set {stored.name} stored: {stored.judgments} judgments, "
+                                      f"{stored.games} games.")
+            return redirect("runs:judgments")
+    if request.method == "POST" and not from_study and form.is_valid():
         upload = form.cleaned_data["file"]
         try:
             stored = services.judgment_set_import(
@@ -277,9 +303,9 @@ def judgment_set_list(request: HttpRequest) -> HttpResponse:
             messages.success(request, f"Judgment set {stored.name} stored: {stored.judgments} judgments "
                                       f"({stored.invalid} invalid), {stored.games} games.")
             return redirect("runs:judgments")
-    failed = bool(form.errors or problems)
+    failed = bool(form.errors or problems or study_form.errors)
     return render(request, "research/judgments.html",
-                  {"form": form, "problems": problems, "sets": selectors.judgment_sets()},
+                  {"form": form, "study_form": study_form, "problems": problems, "sets": selectors.judgment_sets()},
                   status=400 if failed else 200)
 
 

@@ -37,6 +37,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from survey.demo_strengths import CRITERIA as JUDGMENT_CRITERIA  # noqa: E402 (the project's root on the path first)
+from survey.demo_strengths import first_wins, preference_strength  # noqa: E402
+
 FIXTURES = ROOT / "fixtures" / "demo"
 SEED = 2026
 
@@ -346,17 +350,14 @@ def systems_records() -> list[dict]:
 
 
 #: pairwise judgments: criteria, cases, system pairs per case, LLM runs per judgment (half each order)
-JUDGMENT_CRITERIA = ("personalization", "quality", "relevance")
 JUDGMENT_CASES = 40
 PAIRS_PER_CASE = 4
 LLM_RUNS = 2
 
 
 def judgment_strength(spec: SystemSpec, criterion: str) -> float:
-    """A system's latent Bradley-Terry strength (natural log scale) per criterion, from its design: personalization
-    follows the personalization degree, quality the share of headlines without a factual error, relevance both."""
-    personal, accurate = 3.0 * spec.personalization, 3.0 * (1.0 - 2.0 * spec.errors)
-    return {"personalization": personal, "quality": accurate, "relevance": (personal + accurate) / 2}[criterion]
+    """A system's latent Bradley-Terry strength per criterion (``survey.demo_strengths``, from its design)."""
+    return preference_strength(spec.personalization, spec.errors, criterion)
 
 
 def judgments(documents: Sequence[Mapping], seed: int = SEED) -> str:
@@ -366,8 +367,6 @@ def judgments(documents: Sequence[Mapping], seed: int = SEED) -> str:
     gets :data:`PAIRS_PER_CASE` distinct system pairs; per criterion one human judgment (a tie with probability 0.1)
     and :data:`LLM_RUNS` LLM judgments, the sides swapped in every other run, 3 % of them ``invalid``; each prefers A
     with the Bradley-Terry probability of :func:`judgment_strength`."""
-    import math
-
     rng = random.Random(f"{seed}|judgments")
     slots = [(doc["doc_id"], reader) for doc in documents for reader in doc["m_summary_dict"]]
     rows = ["case_id,criterion,model_a,model_b,winner,judge,judge_kind,run,shown_first,doc_id,reader_id"]
@@ -375,8 +374,7 @@ def judgments(documents: Sequence[Mapping], seed: int = SEED) -> str:
         for spec_a, spec_b in rng.sample([(a, b) for i, a in enumerate(SYSTEMS) for b in SYSTEMS[i + 1:]],
                                          PAIRS_PER_CASE):
             for criterion in JUDGMENT_CRITERIA:
-                gap = judgment_strength(spec_a, criterion) - judgment_strength(spec_b, criterion)
-                p_a = 1.0 / (1.0 + math.exp(-gap))
+                p_a = first_wins(judgment_strength(spec_a, criterion), judgment_strength(spec_b, criterion))
                 votes = [("human", f"rater-{rng.randrange(1, 7)}", "")]
                 votes += [("llm", "demo-llm", str(run)) for run in range(1, LLM_RUNS + 1)]
                 for kind, judge, run in votes:

@@ -23,7 +23,9 @@ from survey.models import (
     Dataset,
     Document,
     Item,
+    Judgment,
     Participant,
+    PreferenceItem,
     Questionnaire,
     Rating,
     Reader,
@@ -282,9 +284,9 @@ def draft_studies(modeladmin, request, queryset) -> None:
 
 @admin.register(Study)
 class StudyAdmin(admin.ModelAdmin):
-    list_display = ["slug", "title", "dataset", "status", "systems_per_questionnaire", "raters_per_questionnaire",
-                    "created_by"]
-    list_filter = ["status", "dataset"]
+    list_display = ["slug", "title", "kind", "dataset", "status", "systems_per_questionnaire",
+                    "raters_per_questionnaire", "created_by"]
+    list_filter = ["kind", "status", "dataset"]
     search_fields = ["slug", "title"]
     filter_horizontal = ["systems"]
     readonly_fields = ["status", "created_by", "created_at"]
@@ -307,13 +309,18 @@ class ItemInline(ReadOnlyInline):
     fields = ["position", "system", "summary_j", "summary_k"]
 
 
+class PreferenceItemInline(ReadOnlyInline):
+    model = PreferenceItem
+    fields = ["position", "system_a", "system_b", "summary_a", "summary_b"]
+
+
 @admin.register(Questionnaire)
 class QuestionnaireAdmin(ReadOnlyAdmin):
     list_display = ["study", "position", "document", "reader_j", "reader_k", "group"]
     list_filter = ["study"]
     list_select_related = ["study", "document__dataset", "reader_j__dataset", "reader_k__dataset"]
     search_fields = ["document__external_id", "reader_j__external_id", "reader_k__external_id"]
-    inlines = [ItemInline]
+    inlines = [ItemInline, PreferenceItemInline]
 
 
 class AssignmentInline(ReadOnlyInline):
@@ -359,3 +366,19 @@ class ItemAdmin(ReadOnlyAdmin):
     list_filter = ["questionnaire__study", "system"]
     search_fields = ["questionnaire__document__external_id", "system__name"]
     list_select_related = ["questionnaire__study", "questionnaire__document", "system"]
+
+
+@admin.register(PreferenceItem)
+class PreferenceItemAdmin(ReadOnlyAdmin):
+    list_display = ["questionnaire", "position", "system_a", "system_b"]
+    list_filter = ["questionnaire__study"]
+    search_fields = ["questionnaire__document__external_id", "system_a__name", "system_b__name"]
+    list_select_related = ["questionnaire__study", "questionnaire__document", "system_a", "system_b"]
+
+
+@admin.register(Judgment)
+class JudgmentAdmin(ReadOnlyAdmin):
+    list_display = ["assignment", "item", "criterion", "winner", "shown_first", "shown_position", "created_at"]
+    list_filter = ["assignment__questionnaire__study", "criterion", "winner", "shown_first"]
+    search_fields = ["item__questionnaire__document__external_id", "assignment__participant__external_id"]
+    list_select_related = ["assignment", "item__system_a", "item__system_b", "item__questionnaire__study"]

@@ -33,7 +33,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from survey import selectors, services
-from survey.models import RATING_MAX, RATING_MIN, Participant, Rating, Study
+from survey.demo_strengths import first_wins
+from survey.models import RATING_MAX, RATING_MIN, Judgment, Participant, PreferenceItem, Rating, Study
 
 _STOP = frozenset(
     "a an the of to in on for and or but at by with from as is are was were be been its it this that after "
@@ -159,6 +160,46 @@ def simulate_participants(
             # a rating's time is set when it is stored; the simulation's is the submission's
             Rating.objects.filter(assignment=assignment).update(created_at=submitted)
             clocks[rater.number] = submitted + timedelta(seconds=round(clock_rng.uniform(20, 240)))
+            completed += 1
+    return SimulationSummary(participants=participants, completed_sets=completed)
+
+
+def simulate_preference(
+    *, study: Study, participants: int, sets_each: int, seed: int, start: datetime,
+    strengths: dict[str, dict[str, float]],
+) -> SimulationSummary:
+    """Simulated participants of a preference study (``pref-01`` ..): each claims up to ``sets_each``
+    questionnaires through the real services and answers every pair and criterion, preferring the text shown first
+    with the Bradley-Terry probability of ``strengths`` (system -> criterion -> strength,
+    ``survey.demo_strengths``); about 25 seconds a pair. Every draw comes from ``seed``, the participant, the item
+    and the criterion; the clock starts at ``start``."""
+    completed = 0
+    for number in range(1, participants + 1):
+        name = f"pref-{number:02d}"
+        clock = start + timedelta(minutes=17 * (number - 1))
+        participant = services.participant_register(study=study, external_id=name, external_source="simulated",
+                                                    now=clock)
+        for set_number in range(1, sets_each + 1):
+            presentation = random.Random(f"{seed}|{name}|presentation|{set_number}").getrandbits(62)
+            try:
+                assignment = services.assignment_claim(participant=participant, now=clock,
+                                                       presentation_seed=presentation)
+            except services.NoQuestionnaireAvailable:
+                break
+            items = {item.pk: item for item in PreferenceItem.objects.filter(
+                questionnaire=assignment.questionnaire).select_related("system_a", "system_b")}
+            values: dict[str, str] = {}
+            for entry in assignment.presentation:
+                item = items[int(entry["pitem"])]
+                first, second = (item.system_b, item.system_a) if entry["swap"] else (item.system_a, item.system_b)
+                for criterion in (c["name"] for c in study.criteria):
+                    rng = random.Random(f"{seed}|{name}|{item.pk}|{criterion}")
+                    p = first_wins(strengths[first.name][criterion], strengths[second.name][criterion])
+                    values[services.choice_field(str(entry["key"]), criterion)] = "a" if rng.random() < p else "b"
+            clock += timedelta(seconds=25 * len(assignment.presentation) + 30)
+            services.judgments_submit(assignment_public_id=assignment.public_id, participant=participant,
+                                      values=values, now=clock)
+            Judgment.objects.filter(assignment=assignment).update(created_at=clock)
             completed += 1
     return SimulationSummary(participants=participants, completed_sets=completed)
 

@@ -4,6 +4,11 @@ A questionnaire shows one document's summary pairs for two readers (j, k): the r
 summaries (system ``user``) and, for each of a group of systems, that system's summaries for j and k.
 Participants claim questionnaires through assignments; each questionnaire has ``raters_per_questionnaire``
 slots, and a slot is held by at most one unreleased assignment (a database constraint).
+
+A *preference* study (AuPEL, issue 15) uses the same questionnaires, slots and assignments: a questionnaire is one
+case (a document and a reader: ``reader_j`` and ``reader_k`` are both that reader) with a few system pairs
+(:class:`PreferenceItem`), and the participant answers one forced choice per pair and criterion
+(:class:`Judgment`). The 1-6 similarity ratings (:class:`Item`, :class:`Rating`) stay as they are.
 """
 from __future__ import annotations
 
@@ -28,6 +33,40 @@ DEFAULT_SCALE_LABELS = [
 
 def default_scale_labels() -> list[str]:
     return list(DEFAULT_SCALE_LABELS)
+
+
+#: the criteria of a preference study (AuPEL sec. 3.2), each with the question participants see (our wording)
+DEFAULT_CRITERIA = [
+    {"name": "quality", "question": "Which text reads better: more fluent and more coherent?"},
+    {"name": "relevance", "question": "Which text fits the article better?"},
+    {"name": "personalization", "question": "Which text sounds more like it was written by the reader whose "
+                                            "own headlines are shown?"},
+]
+
+
+def default_criteria() -> list[dict[str, str]]:
+    return [dict(criterion) for criterion in DEFAULT_CRITERIA]
+
+
+def validate_criteria(value: object) -> None:
+    """Preference criteria: a non-empty list of {"name": a slug, "question": text}, names unique and not the
+    pooled criterion ``overall``."""
+    if not isinstance(value, list) or not value:
+        raise ValidationError(f"criteria must be a non-empty list of {{name, question}} objects; got {value!r}")
+    names: list[str] = []
+    for number, entry in enumerate(value, 1):
+        if not isinstance(entry, dict) or set(entry) != {"name", "question"}:
+            raise ValidationError(f"criterion {number}: give exactly name and question; got {entry!r}")
+        name, question = entry["name"], entry["question"]
+        if not isinstance(name, str) or not name or not all(c.isalnum() or c in "_-" for c in name):
+            raise ValidationError(f"criterion {number}: name {name!r} must be letters, digits, - or _")
+        if name == "overall":
+            raise ValidationError(f"criterion {number}: 'overall' is the pooled criterion; choose another name")
+        if not isinstance(question, str) or not question.strip():
+            raise ValidationError(f"criterion {number}: the question must be non-empty text")
+        names.append(name)
+    if len(set(names)) != len(names):
+        raise ValidationError("criteria: each name once")
 
 
 def validate_scale_labels(value: object) -> None:
@@ -134,6 +173,10 @@ class Study(models.Model):
         ALL = "all", "All reader pairs"
         SAMPLE = "sample", "A sample of M reader pairs per document"
 
+    class Kind(models.TextChoices):
+        SIMILARITY = "similarity", "Similarity of summary pairs (1-6 ratings)"
+        PREFERENCE = "preference", "Preference between two systems' texts (A/B per criterion)"
+
     class IdenticalPairs(models.TextChoices):
         SHOW = "show", "Show them (the papers' protocol)"
         AUTO = "auto", "Do not show; record the top of the scale automatically"
@@ -142,6 +185,11 @@ class Study(models.Model):
     slug = models.SlugField(max_length=100, unique=True)
     title = models.CharField(max_length=200)
     dataset = models.ForeignKey(Dataset, on_delete=models.PROTECT, related_name="studies")
+    kind = models.CharField(
+        max_length=20, choices=Kind.choices, default=Kind.SIMILARITY,
+        help_text="similarity: rate summary pairs 1-6 (PerSEval-HJ); preference: choose the better of two systems' "
+        "texts per criterion (AuPEL; win/tie/loss, Elo, Bradley-Terry).",
+    )
     systems = models.ManyToManyField(System, related_name="studies", blank=True)
     instructions = models.TextField(blank=True)
     disclaimer = models.TextField(blank=True)
@@ -164,6 +212,25 @@ class Study(models.Model):
         validators=[MaxValueValidator(3)],
         help_text="Known-answer pairs added to each questionnaire (a text with itself, or two unrelated texts); "
         "scored on the participants page, never exported as ratings.",
+    )
+    criteria = models.JSONField(
+        default=default_criteria, validators=[validate_criteria],
+        help_text='Preference studies: [{"name": ..., "question": ...}], one forced choice per criterion.',
+    )
+    allow_tie = models.BooleanField(
+        default=False, help_text="Preference studies: offer 'About the same' besides A and B (off: forced choice)."
+    )
+    cases_per_pair = models.PositiveSmallIntegerField(
+        default=20, validators=[MinValueValidator(1)],
+        help_text="Preference studies: cases (document, reader) on which each pair of systems is compared.",
+    )
+    pairs_per_questionnaire = models.PositiveSmallIntegerField(
+        default=3, validators=[MinValueValidator(1)],
+        help_text="Preference studies: system pairs per questionnaire (all of one case).",
+    )
+    examples_shown = models.PositiveSmallIntegerField(
+        default=3, validators=[MaxValueValidator(10)],
+        help_text="Preference studies: the reader's own headlines on other articles shown as their examples.",
     )
     show_article = models.BooleanField(
         default=False, help_text="Show the news article above the pairs (off: participants rate the texts alone)."
@@ -364,3 +431,54 @@ class Rating(models.Model):
 
     def __str__(self) -> str:
         return f"{self.item}: {self.value}"
+
+
+class PreferenceItem(models.Model):
+    """One pair of a preference questionnaire: two systems' texts for the questionnaire's case (document, reader),
+    ``system_a`` stored first (``survey.pairwise_design``); the sides shown are drawn per participant."""
+
+    questionnaire = models.ForeignKey(Questionnaire, on_delete=models.CASCADE, related_name="preference_items")
+    position = models.PositiveSmallIntegerField()
+    system_a = models.ForeignKey(System, on_delete=models.PROTECT, related_name="+")
+    system_b = models.ForeignKey(System, on_delete=models.PROTECT, related_name="+")
+    summary_a = models.ForeignKey(Summary, on_delete=models.PROTECT, related_name="+")
+    summary_b = models.ForeignKey(Summary, on_delete=models.PROTECT, related_name="+")
+
+    class Meta:
+        ordering = ["questionnaire", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["questionnaire", "position"], name="preference_item_unique_position"),
+            models.CheckConstraint(condition=~Q(system_a=models.F("system_b")), name="preference_item_two_systems"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.questionnaire} / {self.system_a.name} vs {self.system_b.name}"
+
+
+class Judgment(models.Model):
+    """One forced choice of a participant: which of an item's two texts is better on one criterion."""
+
+    class Winner(models.TextChoices):
+        MODEL_A = "model_a", "model_a"
+        MODEL_B = "model_b", "model_b"
+        TIE = "tie", "tie"
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="judgments")
+    item = models.ForeignKey(PreferenceItem, on_delete=models.PROTECT, related_name="judgments")
+    criterion = models.CharField(max_length=50)
+    winner = models.CharField(max_length=10, choices=Winner.choices)
+    shown_first = models.CharField(
+        max_length=10, choices=[("model_a", "model_a"), ("model_b", "model_b")],
+        help_text="Which system's text was shown first (left, or on top on a phone).",
+    )
+    shown_position = models.PositiveSmallIntegerField(help_text="0-based position of the pair on the page.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["assignment", "shown_position", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["assignment", "item", "criterion"], name="judgment_once_per_criterion"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.item} [{self.criterion}]: {self.winner}"

@@ -4,7 +4,10 @@ together, on which side they are stored, and the reader's example texts; determi
 **Preference** (AuPEL sec. 3-4, PROTOCOLS.md sec. 3): a *case* is a (document, reader); every unordered pair of the
 study's systems is judged on ``cases_per_pair`` cases. The cases are dealt to the pairs from one seeded shuffle
 of the case list, taken cyclically, so each case serves ``len(pairs) * cases_per_pair / len(cases)`` pairs give or
-take one. Sides: a pair's cases alternate between (a, b) and (b, a) in the order dealt, so with an even
+take one. With ``pairs_per_case`` only the first max(cases_per_pair, ceil(len(pairs) * cases_per_pair /
+pairs_per_case)) cases of the shuffle are dealt (all when there are fewer), so that a case gathers about
+``pairs_per_case`` pairs: one questionnaire's worth, with the same article and reader.
+Sides: a pair's cases alternate between (a, b) and (b, a) in the order dealt, so with an even
 ``cases_per_pair`` each system is ``model_a`` exactly as often as ``model_b``; with an odd one the pair's last case
 puts first the winner of a near-regular tournament on the n systems (for i < j in the study's order, i wins when
 j - i < n / 2, and at j - i = n / 2 when i < n / 2), so each system's ``model_a`` and ``model_b`` counts are equal
@@ -59,6 +62,7 @@ def preference_design(
     systems: Sequence[str],
     *,
     cases_per_pair: int = DEFAULT_CASES_PER_PAIR,
+    pairs_per_case: int | None = None,
     seed: int,
 ) -> list[PreferenceSpec]:
     """The preference items (module docstring): pairs in ``itertools.combinations(systems)`` order, each with its
@@ -75,11 +79,16 @@ def preference_design(
         raise ValueError("a case (document, reader) is listed twice")
     if not 1 <= cases_per_pair <= len(cases):
         raise ValueError(f"cases per pair must be between 1 and the number of cases ({len(cases)})")
+    if pairs_per_case is not None and pairs_per_case < 1:
+        raise ValueError("pairs per case must be at least 1")
     rng = random.Random(seed)
     deck = list(cases)
     rng.shuffle(deck)
-    dealt = itertools.cycle(deck)
     n = len(systems)
+    if pairs_per_case is not None:
+        wanted = -(-(n * (n - 1) // 2) * cases_per_pair // pairs_per_case)  # ceil
+        deck = deck[:max(cases_per_pair, wanted)]
+    dealt = itertools.cycle(deck)
     items: list[PreferenceSpec] = []
     for (i, first), (j, second) in itertools.combinations(enumerate(systems), 2):
         extra_first = _first_of_pair(i, j, n)

@@ -12,4 +12,5 @@ urlpatterns = [
     path("studies/<slug:slug>/approvals.csv", research_views.approvals_download, name="study_approvals"),
     path("studies/<slug:slug>/progress.json", research_views.study_progress_json, name="study_progress"),
     path("studies/<slug:slug>/ratings.<str:fmt>", research_views.ratings_download, name="ratings"),
+    path("studies/<slug:slug>/judgments.<str:fmt>", research_views.judgments_download, name="judgments"),
 ]

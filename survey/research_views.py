@@ -74,6 +74,20 @@ def ratings_download(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
 
 
 @researcher_required
+def judgments_download(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
+    """A preference study's judgments as a judgment file (``manage.py export_judgments``)."""
+    study = get_object_or_404(Study, slug=slug, kind=Study.Kind.PREFERENCE)
+    if fmt not in exporting.FORMATS:
+        return HttpResponse(f"unknown format {fmt!r}", status=400, content_type="text/plain")
+    buffer = io.StringIO()
+    exporting.write_judgments(selectors.judgment_export_rows(study=study), buffer, fmt)
+    content_type = "text/csv" if fmt == "csv" else "application/x-ndjson"
+    response = HttpResponse(buffer.getvalue(), content_type=f"{content_type}; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{study.slug}-judgments.{fmt}"'
+    return response
+
+
+@researcher_required
 @require_http_methods(["GET", "HEAD", "POST"])
 def study_design(request: HttpRequest, slug: str) -> HttpResponse:
     """The design preview (what *Generate questionnaires* would create, the ratings it needs, participant time and
@@ -91,6 +105,21 @@ def study_design(request: HttpRequest, slug: str) -> HttpResponse:
         return redirect("research:study", slug=study.slug)
     form = DesignCostForm(request.GET or None)
     price = form.cleaned_data.get("price_per_hour") if form.is_valid() else None
+    locked = {"generated": study.questionnaires.count(),
+              "has_assignments": study.questionnaires.filter(assignments__isnull=False).exists()}
+    if study.kind == Study.Kind.PREFERENCE:
+        try:
+            planned, skipped = selectors.preference_plan(study=study)
+        except ValueError as exc:
+            return render(request, "research/design.html", {"study": study, "form": form, "problem": str(exc)})
+        pairs = sum(len(q.items) for q in planned)
+        return render(request, "research/design.html", {
+            "study": study, "form": form, **locked,
+            "preference": {"questionnaires": len(planned), "pairs": pairs, "skipped": skipped,
+                           "cases": len({(q.document.pk, q.reader.pk) for q in planned}),
+                           "sets": len(planned) * study.raters_per_questionnaire,
+                           "answers": pairs * len(study.criteria) * study.raters_per_questionnaire},
+        })
     try:
         plan = selectors.study_design_plan(study=study)
     except ValueError as exc:
@@ -104,8 +133,7 @@ def study_design(request: HttpRequest, slug: str) -> HttpResponse:
             "form": form,
             "plan": plan,
             "estimate": estimate,
-            "generated": study.questionnaires.count(),
-            "has_assignments": study.questionnaires.filter(assignments__isnull=False).exists(),
+            **locked,
         },
     )
 

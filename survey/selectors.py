@@ -13,14 +13,16 @@ from django.utils import timezone
 
 from metaeval.core.corpus import same_text
 from metaeval.core.raters import RaterQuality, rater_report
-from survey import design
+from survey import design, pairwise_design
 from survey.models import (
     REFERENCE_SYSTEM,
     Assignment,
     Dataset,
     Document,
     Item,
+    Judgment,
     Participant,
+    PreferenceItem,
     Questionnaire,
     Rating,
     Reader,
@@ -172,12 +174,20 @@ def study_progress(study: Study, now=None) -> StudyProgress:
         if study.identical_pairs != Study.IdenticalPairs.SHOW
         else 0
     )
-    per_system = dict(
-        Rating.objects.filter(assignment__questionnaire__study=study)
-        .values_list("item__system__name")
-        .annotate(c=Count("id"))
-        .order_by("item__system__name")
-    )
+    if study.kind == Study.Kind.PREFERENCE:  # answers in which the system's text took part
+        per_system: dict[str, int] = {}
+        for side in ("item__system_a__name", "item__system_b__name"):
+            for name, count in (Judgment.objects.filter(assignment__questionnaire__study=study)
+                                .values_list(side).annotate(c=Count("id")).order_by()):
+                per_system[name] = per_system.get(name, 0) + count
+        per_system = dict(sorted(per_system.items()))
+    else:
+        per_system = dict(
+            Rating.objects.filter(assignment__questionnaire__study=study)
+            .values_list("item__system__name")
+            .annotate(c=Count("id"))
+            .order_by("item__system__name")
+        )
     return StudyProgress(
         questionnaires=total,
         complete=complete,
@@ -522,3 +532,147 @@ def approval_rows(*, study: Study) -> Iterator[dict[str, object]]:
             "excluded": int(p.excluded),
             "note": p.review_note,
         }
+
+
+# ------------------------------------------------------------------------------------------- preference studies
+
+
+@dataclass(frozen=True)
+class PlannedPreference:
+    """One preference questionnaire: a case (document, reader), its ``group`` among the case's questionnaires, and
+    per item the two systems' summaries (system_a's first)."""
+
+    document: Document
+    reader: Reader
+    group: int
+    items: list[tuple[Summary, Summary]]
+
+
+def preference_plan(*, study: Study) -> tuple[list[PlannedPreference], list[str]]:
+    """What *Generate questionnaires* creates for a preference study (``survey.pairwise_design.preference_design``):
+    the cases are the (document, reader) pairs with a summary of every study system, in dataset order, of which the
+    design deals about ``pairs_per_questionnaire`` pairs to each case it uses; a case's items, in the order dealt,
+    are cut into questionnaires of ``pairs_per_questionnaire``. Also the cases left out
+    (in words). ValueError for fewer than two systems or no usable case."""
+    systems = list(study.systems.exclude(name=REFERENCE_SYSTEM).order_by("name").values_list("name", flat=True))
+    if len(systems) < 2:
+        raise ValueError(f"study {study.slug!r} needs at least two systems to compare")
+    summaries: dict[tuple[str, str, str], Summary] = {}
+    for row in Summary.objects.filter(document__dataset=study.dataset, system__name__in=systems).select_related(
+        "document", "reader", "system"
+    ):
+        summaries[(row.document.external_id, row.reader.external_id, row.system.name)] = row
+    documents = {doc.external_id: doc for doc in study.dataset.documents.order_by("id")}
+    readers = {reader.external_id: reader for reader in study.dataset.readers.order_by("id")}
+    cases: list[tuple[str, str]] = []
+    partial = 0
+    for doc_id in documents:
+        for reader_id in readers:
+            present = sum((doc_id, reader_id, name) in summaries for name in systems)
+            if present == len(systems):
+                cases.append((doc_id, reader_id))
+            elif present:
+                partial += 1
+    skipped = [f"{partial} (document, reader) cases lack a summary of some study system and were left out"
+               ] if partial else []
+    specs = pairwise_design.preference_design(cases, systems, cases_per_pair=study.cases_per_pair,
+                                              pairs_per_case=study.pairs_per_questionnaire, seed=study.seed)
+    by_case: dict[tuple[str, str], list[tuple[Summary, Summary]]] = {}
+    for spec in specs:
+        case = (spec.doc_id, spec.reader_id)
+        by_case.setdefault(case, []).append((summaries[(*case, spec.model_a)], summaries[(*case, spec.model_b)]))
+    size = study.pairs_per_questionnaire
+    planned = [
+        PlannedPreference(documents[doc_id], readers[reader_id], group, items[start:start + size])
+        for (doc_id, reader_id), items in by_case.items()
+        for group, start in enumerate(range(0, len(items), size))
+    ]
+    return planned, skipped
+
+
+@dataclass(frozen=True)
+class ShownChoice:
+    """One pair of a preference page as shown: its key, number and the two texts in the order shown (no ids)."""
+
+    key: str
+    number: int
+    first: str
+    second: str
+
+
+def preference_context(assignment: Assignment) -> dict[str, object]:
+    """What a preference page shows besides the pairs: the article and the reader's example texts
+    (``pairwise_design.reader_examples``: their own headlines on other documents)."""
+    questionnaire = assignment.questionnaire
+    study = questionnaire.study
+    reader = questionnaire.reader_j
+    own = dict(
+        Summary.objects.filter(reader=reader, system__name=REFERENCE_SYSTEM)
+        .order_by("document_id")
+        .values_list("document__external_id", "text")
+    )
+    documents = list(study.dataset.documents.order_by("id").values_list("external_id", flat=True))
+    examples = pairwise_design.reader_examples(
+        own_texts=own, history=[str(doc) for doc in reader.history], documents=documents,
+        exclude=questionnaire.document.external_id, k=study.examples_shown,
+    )
+    return {"article": questionnaire.document, "examples": [text for _doc, text in examples]}
+
+
+def assignment_choices(assignment: Assignment) -> list[ShownChoice]:
+    """The assignment's preference pairs in its recorded order and sides; carries no ids or system names."""
+    items = {
+        item.pk: item
+        for item in PreferenceItem.objects.filter(questionnaire_id=assignment.questionnaire_id).select_related(
+            "summary_a", "summary_b"
+        )
+    }
+    shown = []
+    for number, entry in enumerate(assignment.presentation, start=1):
+        item = items[entry["pitem"]]
+        first, second = item.summary_a.text, item.summary_b.text
+        if entry.get("swap"):
+            first, second = second, first
+        shown.append(ShownChoice(key=entry["key"], number=number, first=first, second=second))
+    return shown
+
+
+#: the judgment file's columns (docs/conventions.md sec. 17; FastChat's pairwise battles as a table)
+JUDGMENT_COLUMNS = ("case_id", "criterion", "model_a", "model_b", "winner", "judge", "judge_kind", "run",
+                    "shown_first", "doc_id", "reader_id")
+
+
+def judgment_export_rows(*, study: Study, exclude_excluded: bool = False) -> Iterator[dict[str, object]]:
+    """A preference study's judgments as judgment-file rows (``JUDGMENT_COLUMNS``), in submission order (assignment,
+    then position on the page, then the study's criterion order): ``case_id`` = ``doc_id/reader_id``, ``judge`` the
+    rater id (``P12``), ``judge_kind`` ``human``, ``run`` empty. With ``exclude_excluded``, the participants excluded
+    on the participants page are left out."""
+    order = {criterion["name"]: n for n, criterion in enumerate(study.criteria)}
+    rows = (
+        Judgment.objects.filter(assignment__questionnaire__study=study, assignment__completed_at__isnull=False)
+        .select_related("item__system_a", "item__system_b", "assignment__questionnaire__document",
+                        "assignment__questionnaire__reader_j")
+        .order_by("assignment__completed_at", "assignment_id", "shown_position", "id")
+    )
+    if exclude_excluded:
+        rows = rows.exclude(assignment__participant__excluded=True)
+    batch: list[Judgment] = []
+    current: int | None = None
+
+    def flush() -> Iterator[dict[str, object]]:
+        for judgment in sorted(batch, key=lambda j: (j.shown_position, order.get(j.criterion, len(order)))):
+            questionnaire = judgment.assignment.questionnaire
+            doc_id, reader_id = questionnaire.document.external_id, questionnaire.reader_j.external_id
+            yield {"case_id": f"{doc_id}/{reader_id}", "criterion": judgment.criterion,
+                   "model_a": judgment.item.system_a.name, "model_b": judgment.item.system_b.name,
+                   "winner": judgment.winner, "judge": rater_id(judgment.assignment.participant_id),
+                   "judge_kind": "human", "run": "", "shown_first": judgment.shown_first, "doc_id": doc_id,
+                   "reader_id": reader_id}
+
+    for judgment in rows.iterator(chunk_size=2000):
+        if judgment.assignment_id != current and batch:
+            yield from flush()
+            batch = []
+        current = judgment.assignment_id
+        batch.append(judgment)
+    yield from flush()

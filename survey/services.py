@@ -23,7 +23,9 @@ from survey.models import (
     RATING_MIN,
     Assignment,
     Item,
+    Judgment,
     Participant,
+    PreferenceItem,
     Questionnaire,
     Rating,
     Study,
@@ -74,6 +76,8 @@ def questionnaires_generate(*, study: Study) -> design.DesignReport:
             "draft (close it and reopen it as a draft first)"
         )
     Questionnaire.objects.filter(study=study).delete()
+    if study.kind == Study.Kind.PREFERENCE:
+        return _preference_questionnaires(study)
     try:
         plan = selectors.study_design_plan(study=study)
     except ValueError as exc:
@@ -92,6 +96,29 @@ def questionnaires_generate(*, study: Study) -> design.DesignReport:
             for i, ((a, b), same) in enumerate(zip(planned.pairs, planned.identical, strict=True))
         )
     return design.DesignReport([planned.spec for planned in plan.questionnaires], plan.skipped)
+
+
+def _preference_questionnaires(study: Study) -> design.DesignReport:
+    """The preference study's questionnaires (``selectors.preference_plan``): one per case and group of pairs."""
+    try:
+        planned, skipped = selectors.preference_plan(study=study)
+    except ValueError as exc:
+        raise SurveyError(str(exc)) from None
+    specs = []
+    for position, plan in enumerate(planned):
+        q = Questionnaire.objects.create(
+            study=study, position=position, document=plan.document, reader_j=plan.reader, reader_k=plan.reader,
+            group=plan.group,
+        )
+        PreferenceItem.objects.bulk_create(
+            PreferenceItem(questionnaire=q, position=i, system_a=a.system, system_b=b.system, summary_a=a,
+                           summary_b=b)
+            for i, (a, b) in enumerate(plan.items)
+        )
+        systems = tuple(dict.fromkeys(name for a, b in plan.items for name in (a.system.name, b.system.name)))
+        specs.append(design.QuestionnaireSpec(plan.document.external_id, plan.reader.external_id,
+                                              plan.reader.external_id, plan.group, systems))
+    return design.DesignReport(specs, skipped)
 
 
 # --------------------------------------------------------------------------------------- participants
@@ -194,6 +221,9 @@ def _new_assignment(
     presentation_seed: int | None = None,
 ) -> Assignment:
     seed = secrets.randbits(62) if presentation_seed is None else presentation_seed
+    if study.kind == Study.Kind.PREFERENCE:
+        return _assignment_row(study, questionnaire, participant, slot, now, seed,
+                               _preference_presentation(questionnaire, seed))
     items = questionnaire.items.order_by("position")
     if study.identical_pairs != Study.IdenticalPairs.SHOW:
         items = items.filter(identical=False)
@@ -212,6 +242,27 @@ def _new_assignment(
     for check in _attention_pairs(study, questionnaire, seed):
         presentation.insert(random.Random(seed + len(presentation)).randrange(len(presentation) + 1),
                             {"key": fresh_key(), **check})
+    return _assignment_row(study, questionnaire, participant, slot, now, seed, presentation)
+
+
+def _preference_presentation(questionnaire: Questionnaire, seed: int) -> list[dict[str, object]]:
+    """The pairs in a seeded order, each with a fresh key and ``swap`` (system_b's text shown first)."""
+    item_ids = list(questionnaire.preference_items.order_by("position").values_list("id", flat=True))
+    keys: set[str] = set()
+    presentation: list[dict[str, object]] = []
+    for shown in design.presentation_order(item_ids, seed):
+        key = _token(6)
+        while key in keys:
+            key = _token(6)
+        keys.add(key)
+        presentation.append({"key": key, "pitem": shown.item, "swap": shown.swap})
+    return presentation
+
+
+def _assignment_row(
+    study: Study, questionnaire: Questionnaire, participant: Participant, slot: int, now, seed: int,
+    presentation: list[dict[str, object]],
+) -> Assignment:
     return Assignment.objects.create(
         questionnaire=questionnaire,
         participant=participant,
@@ -259,7 +310,8 @@ def assignment_claim(*, participant: Participant, now=None, presentation_seed: i
         # expired holds do not count; they are released when their questionnaire is claimed (_free_slot)
         live = selectors.holds_a_slot(now)
         questionnaires = Questionnaire.objects.filter(study=study)
-        if study.identical_pairs != Study.IdenticalPairs.SHOW:  # nothing to show: never handed out
+        if study.kind == Study.Kind.SIMILARITY and study.identical_pairs != Study.IdenticalPairs.SHOW:
+            # nothing to show: never handed out
             questionnaires = questionnaires.filter(Exists(Item.objects.filter(questionnaire=OuterRef("pk"),
                                                                               identical=False)))
         candidates = list(
@@ -349,6 +401,35 @@ def _automatic_ratings(assignment: Assignment) -> int:
     return len(created)
 
 
+def _locked_assignment(public_id: str, participant: Participant) -> Assignment:
+    """The participant's assignment, locked for the submission's transaction."""
+    try:
+        return (
+            Assignment.objects.select_for_update()
+            .select_related("questionnaire__study")
+            .get(public_id=public_id, participant=participant)
+        )
+    except Assignment.DoesNotExist:
+        raise SurveyError("This questionnaire link is not valid for you.") from None
+
+
+def _take_back_if_expired(assignment: Assignment, now) -> None:
+    """A late submission keeps its slot only if nobody took it meanwhile (``AssignmentExpired`` otherwise)."""
+    if assignment.released_at is None and assignment.expires_at > now:
+        return
+    # Lock the questionnaire, then see whether our slot is still free.
+    Questionnaire.objects.select_for_update().get(pk=assignment.questionnaire_id)
+    taken = Assignment.objects.filter(
+        questionnaire_id=assignment.questionnaire_id, slot=assignment.slot, released_at__isnull=True
+    ).exclude(pk=assignment.pk)
+    if taken.exists():
+        raise AssignmentExpired(
+            "The time for this questionnaire ran out and it was given to someone else. "
+            "Nothing was saved; you can continue with another questionnaire."
+        )
+    assignment.released_at = None
+
+
 def ratings_submit(*, assignment_public_id: str, participant: Participant, values: Mapping[str, object], now=None):
     """Store one complete set of ratings for an assignment, all or nothing.
 
@@ -358,29 +439,11 @@ def ratings_submit(*, assignment_public_id: str, participant: Participant, value
     """
     now = now or timezone.now()
     with transaction.atomic():
-        try:
-            assignment = (
-                Assignment.objects.select_for_update()
-                .select_related("questionnaire__study")
-                .get(public_id=assignment_public_id, participant=participant)
-            )
-        except Assignment.DoesNotExist:
-            raise SurveyError("This questionnaire link is not valid for you.") from None
+        assignment = _locked_assignment(assignment_public_id, participant)
         if assignment.completed_at is not None:
             return assignment
         cleaned = _validate_values(assignment, values)
-        if assignment.released_at is not None or assignment.expires_at <= now:
-            # Lock the questionnaire, then see whether our slot is still free.
-            Questionnaire.objects.select_for_update().get(pk=assignment.questionnaire_id)
-            taken = Assignment.objects.filter(
-                questionnaire_id=assignment.questionnaire_id, slot=assignment.slot, released_at__isnull=True
-            ).exclude(pk=assignment.pk)
-            if taken.exists():
-                raise AssignmentExpired(
-                    "The time for this questionnaire ran out and it was given to someone else. "
-                    "Nothing was saved; you can continue with another questionnaire."
-                )
-            assignment.released_at = None
+        _take_back_if_expired(assignment, now)
         by_item = {e["key"]: (position, e) for position, e in enumerate(assignment.presentation)}
         Rating.objects.bulk_create(
             Rating(
@@ -406,6 +469,80 @@ def ratings_submit(*, assignment_public_id: str, participant: Participant, value
         log.info("ratings submitted", extra={"event": "ratings.submitted", "assignment": assignment.pk,
                                              "participant": participant.pk, "ratings": len(cleaned),
                                              "automatic": automatic})
+        return assignment
+
+
+#: a preference answer as the form sends it: the text shown first (A), second (B), or about the same
+CHOICES = ("a", "b", "tie")
+
+
+def choice_field(key: str, criterion: str) -> str:
+    """The form field of one pair's answer on one criterion."""
+    return f"{key}-{criterion}"
+
+
+def _validate_choices(assignment: Assignment, raw: Mapping[str, object]) -> dict[tuple[str, str], str]:
+    study = assignment.questionnaire.study
+    allowed = CHOICES if study.allow_tie else CHOICES[:2]
+    words = "A, B or about the same" if study.allow_tie else "A or B"
+    criteria = [criterion["name"] for criterion in study.criteria]
+    values: dict[tuple[str, str], str] = {}
+    errors: dict[str, str] = {}
+    for number, entry in enumerate(assignment.presentation, start=1):
+        for criterion in criteria:
+            field = choice_field(str(entry["key"]), criterion)
+            value = raw.get(field)
+            if isinstance(value, (list, tuple)):
+                errors[field] = f"Pair {number}, {criterion}: answered {len(value)} times; please choose once."
+            elif value in (None, ""):
+                errors[field] = f"Pair {number}, {criterion}: please choose {words}."
+            elif value not in allowed:
+                errors[field] = f"Pair {number}, {criterion}: {value!r} is not {words}."
+            else:
+                values[(str(entry["key"]), criterion)] = str(value)
+    expected = {choice_field(str(e["key"]), c) for e in assignment.presentation for c in criteria}
+    unknown = sorted(set(raw) - expected)
+    if unknown:
+        errors["__all__"] = f"Unknown fields in the submission: {', '.join(unknown)}."
+    if errors:
+        missing = sum(1 for k in errors if k != "__all__")
+        total = len(assignment.presentation) * len(criteria)
+        raise SubmissionInvalid(
+            f"{missing} of {total} questions need an answer; nothing was saved." if missing else errors["__all__"],
+            errors,
+        )
+    return values
+
+
+def judgments_submit(*, assignment_public_id: str, participant: Participant, values: Mapping[str, object],
+                     now=None) -> Assignment:
+    """Store one complete set of preference answers (one per pair and criterion), all or nothing; the same
+    idempotency and expiry rules as :func:`ratings_submit`. "a" names the text shown first: the stored ``winner``
+    is that system (``model_a`` or ``model_b`` of the item) and ``shown_first`` records which one it was."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        assignment = _locked_assignment(assignment_public_id, participant)
+        if assignment.completed_at is not None:
+            return assignment
+        if assignment.questionnaire.study.kind != Study.Kind.PREFERENCE:
+            raise SurveyError("This questionnaire asks for ratings, not preferences.")
+        cleaned = _validate_choices(assignment, values)
+        _take_back_if_expired(assignment, now)
+        rows = []
+        for position, entry in enumerate(assignment.presentation):
+            first = "model_b" if entry.get("swap") else "model_a"
+            second = "model_a" if first == "model_b" else "model_b"
+            for criterion in (c["name"] for c in assignment.questionnaire.study.criteria):
+                answer = cleaned[(str(entry["key"]), criterion)]
+                winner = {"a": first, "b": second, "tie": "tie"}[answer]
+                rows.append(Judgment(assignment=assignment, item_id=entry["pitem"], criterion=criterion,
+                                     winner=winner, shown_first=first, shown_position=position))
+        Judgment.objects.bulk_create(rows)
+        assignment.completed_at = now
+        assignment.completion_code = secrets.token_hex(5).upper()
+        assignment.save(update_fields=["completed_at", "completion_code", "released_at"])
+        log.info("judgments submitted", extra={"event": "judgments.submitted", "assignment": assignment.pk,
+                                               "participant": participant.pk, "judgments": len(rows)})
         return assignment
 
 

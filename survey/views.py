@@ -156,8 +156,9 @@ def questionnaire(request: HttpRequest, public_id: str) -> HttpResponse:
         posted = {k: v[0] if len(v) == 1 else v for k, v in request.POST.lists() if k != "csrfmiddlewaretoken"}
         submitted = {k: v for k, v in posted.items() if isinstance(v, str)}
         asked_at = timezone.now()
+        submit = services.judgments_submit if study.kind == Study.Kind.PREFERENCE else services.ratings_submit
         try:
-            saved = services.ratings_submit(assignment_public_id=public_id, participant=participant, values=posted)
+            saved = submit(assignment_public_id=public_id, participant=participant, values=posted)
         except services.SubmissionInvalid as exc:
             errors = exc.field_errors
             messages.error(request, str(exc))
@@ -171,12 +172,14 @@ def questionnaire(request: HttpRequest, public_id: str) -> HttpResponse:
             if saved.completed_at is not None and saved.completed_at < asked_at:  # a concurrent submit won
                 messages.warning(request, ALREADY_SUBMITTED)
             return redirect("survey:done", public_id=public_id)
+    done_before = participant.assignments.filter(completed_at__isnull=False).count()
+    if study.kind == Study.Kind.PREFERENCE:
+        return _preference_page(request, study, assignment, errors, submitted, done_before + 1)
     labels = selectors.scale_choices(study)
     pairs = [
         {"pair": p, "error": errors.get(p.key, ""), "value": submitted.get(p.key, "")}
         for p in selectors.assignment_pairs(assignment)
     ]
-    done_before = participant.assignments.filter(completed_at__isnull=False).count()
     return render(
         request,
         "survey/questionnaire.html",
@@ -190,6 +193,31 @@ def questionnaire(request: HttpRequest, public_id: str) -> HttpResponse:
             "expires_at": assignment.expires_at,
             "article": assignment.questionnaire.document if study.show_article else None,
             "step": 4,
+        },
+        status=400 if errors else 200,
+    )
+
+
+def _preference_page(request: HttpRequest, study: Study, assignment: Assignment, errors: dict[str, str],
+                     submitted: dict[str, str], sequence_number: int) -> HttpResponse:
+    """A preference questionnaire: the context pane, then per pair the two texts and one A/B question per
+    criterion (field ``<pair key>-<criterion>``); blind: no system name or id on the page."""
+    pairs = []
+    for shown in selectors.assignment_choices(assignment):
+        questions = [
+            {"field": (field := services.choice_field(shown.key, c["name"])), "text": c["question"],
+             "error": errors.get(field, ""), "value": submitted.get(field, "")}
+            for c in study.criteria
+        ]
+        pairs.append({"pair": shown, "questions": questions, "errors": any(q["error"] for q in questions)})
+    return render(
+        request,
+        "survey/preference.html",
+        {
+            "study": study, "assignment": assignment, "pairs": pairs, "total": len(pairs),
+            "criteria": study.criteria, "questions": len(pairs) * len(study.criteria),
+            "sequence_number": sequence_number, "expires_at": assignment.expires_at,
+            "context": selectors.preference_context(assignment), "step": 4,
         },
         status=400 if errors else 200,
     )

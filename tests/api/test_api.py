@@ -30,6 +30,7 @@ PATHS = [
     "/api/studies/{slug}/",
     "/api/studies/{slug}/progress/",
     "/api/studies/{slug}/ratings/",
+    "/api/studies/{slug}/judgments/",
     "/api/judgment-sets/",
     "/api/runs/",
     "/api/runs/{id}/",

@@ -125,11 +125,32 @@ def test_the_rater_checks_flag_the_careless_raters():
         assert lines[rater].alpha_change > 0
 
 
+def test_demo_preference_study(demo_loaded):
+    """The demo A/B study: four systems, answered by simulated participants through the real services; its export
+    scores with the pairwise command's code and puts the most personalised system first on personalization."""
+    from metaeval.core.pairwise.games import play
+    from metaeval.core.pairwise.judgments import parse_judgments
+    from metaeval.core.pairwise.leaderboard import leaderboard
+    from survey import exporting, selectors
+    from survey.models import Judgment
+
+    study = Study.objects.get(slug="demo-ab")
+    assert study.kind == "preference" and study.status == "open" and study.systems.count() == 4
+    assert "demo preference study demo-ab: 12 questionnaires; 6 simulated participants completed 18 sets" in demo_loaded
+    out = io.StringIO()
+    count = exporting.write_judgments(selectors.judgment_export_rows(study=study), out, "csv")
+    assert count == Judgment.objects.filter(assignment__questionnaire__study=study).count() == 18 * 3 * 3
+    games = play(parse_judgments(out.getvalue(), "demo-ab.csv", json_lines=False).judgments)
+    board = [row for row in leaderboard(games, n_boot=20, seed=0).rows if row["criterion"] == "personalization"]
+    assert max(board, key=lambda row: row["bt"])["system"] == "PersonaPointer"
+
+
 def test_load_demo_is_idempotent(demo_loaded):
     counts = (Summary.objects.count(), Rating.objects.count(), Participant.objects.count(), Study.objects.count())
     out = io.StringIO()
     call_command("load_demo", stdout=out)
     assert "demo study exists" in out.getvalue() and "pairwise judgment set" not in out.getvalue()
+    assert "demo preference study" not in out.getvalue()
     assert (
         Summary.objects.count(),
         Rating.objects.count(),

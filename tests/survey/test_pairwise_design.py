@@ -81,3 +81,17 @@ def test_reader_examples_newest_history_first_never_the_case():
     assert picked == [("D2", "two"), ("D1", "one"), ("D5", "five")]
     assert reader_examples(own_texts=own, history=[], documents=["D6", "D1"], exclude="D1", k=3) == [("D6", "six")]
     assert reader_examples(own_texts=own, history=["D1"], documents=["D1"], exclude="D9", k=0) == []
+
+
+def test_pairs_per_case_gathers_a_questionnaire_worth_per_case():
+    systems = ["A", "B", "C", "D"]  # 6 pairs
+    items = preference_design(CASES, systems, cases_per_pair=6, pairs_per_case=3, seed=2)
+    per_case = Counter(i.case_id for i in items)
+    assert len(per_case) == 12 and set(per_case.values()) == {3}  # 36 items on ceil(36 / 3) = 12 cases
+    assert Counter(frozenset((i.model_a, i.model_b)) for i in items) == {
+        frozenset(p): 6 for p in itertools.combinations(systems, 2)}
+    # never fewer cases than a pair needs: 2 systems, 5 cases each, 3 per case -> 5 cases, not 2
+    few = preference_design(CASES, ["A", "B"], cases_per_pair=5, pairs_per_case=3, seed=2)
+    assert len({i.case_id for i in few}) == 5
+    with pytest.raises(ValueError, match="pairs per case"):
+        preference_design(CASES, systems, cases_per_pair=2, pairs_per_case=0, seed=0)

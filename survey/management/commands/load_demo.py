@@ -24,6 +24,7 @@ from django.core.management.base import BaseCommand, CommandParser
 from django.db import transaction
 
 from survey import demo, services
+from survey.demo_strengths import CRITERIA, preference_strength
 from survey.models import Dataset, Reader, Study, System
 from survey.research_views import RESEARCHER_GROUP
 
@@ -31,6 +32,10 @@ FIXTURES = Path(settings.BASE_DIR) / "fixtures" / "demo"
 DEMO_DATASET = "demo"
 DEMO_STUDY = "demo"
 DEMO_JUDGMENTS = "demo"
+DEMO_PREFERENCE_STUDY = "demo-ab"
+#: the demo A/B study's systems (two personalised, a generic one, a baseline) and its simulated participants
+PREFERENCE_SYSTEMS = ("PersonaPointer", "HistoryFusionT5", "GenericBARTx", "LeadLineBaseline")
+PREFERENCE_PARTICIPANTS = 6
 DEMO_SEED = 2026
 SIMULATED_PARTICIPANTS = 24
 SETS_PER_SIMULATED_PARTICIPANT = 8
@@ -80,6 +85,7 @@ class Command(BaseCommand):
         else:
             self.stdout.write("demo study exists; left as it is")
         self._judgments(fixtures)
+        self._preference_study(dataset, fixtures)
         for role, (username, password) in credentials.items():
             self.stdout.write(f"{role} account: {username} / {password}")
 
@@ -106,6 +112,33 @@ class Command(BaseCommand):
         call_command("import_judgments", DEMO_JUDGMENTS, str(path), description="Simulated A/B judgments of the "
                      "demo's systems by people and an LLM judge (scripts/make_demo.py)", stdout=out)
         self.stdout.write(f"pairwise judgment set {out.getvalue().strip()}")
+
+    def _preference_study(self, dataset: Dataset, fixtures: Path) -> None:
+        """A small preference (A/B) study of four demo systems, answered by simulated participants (kept when it
+        exists)."""
+        if Study.objects.filter(slug=DEMO_PREFERENCE_STUDY).exists():
+            return
+        designs = {entry["name"]: entry.get("design", {})
+                   for entry in json.loads((fixtures / "systems.json").read_text(encoding="utf-8"))}
+        names = [name for name in PREFERENCE_SYSTEMS if name in designs]
+        if len(names) < 2:
+            return
+        study = Study.objects.create(
+            slug=DEMO_PREFERENCE_STUDY, title="Which headline is better? (demo A/B study)", dataset=dataset,
+            kind=Study.Kind.PREFERENCE, raters_per_questionnaire=2, cases_per_pair=6, pairs_per_questionnaire=3,
+            seed=DEMO_SEED, show_article=True,
+            disclaimer="A demonstration study: your answers are stored on this machine only.",
+        )
+        study.systems.set(System.objects.filter(name__in=names))
+        services.questionnaires_generate(study=study)
+        services.study_open(study=study)
+        strengths = {name: {criterion: preference_strength(float(designs[name].get("personalization", 0.0)),
+                                                           float(designs[name].get("errors", 0.0)), criterion)
+                            for criterion in CRITERIA} for name in names}
+        result = demo.simulate_preference(study=study, participants=PREFERENCE_PARTICIPANTS, sets_each=3,
+                                          seed=DEMO_SEED, start=SIMULATION_START, strengths=strengths)
+        self.stdout.write(f"demo preference study {study.slug}: {study.questionnaires.count()} questionnaires; "
+                          f"{result.participants} simulated participants completed {result.completed_sets} sets")
 
     def _accounts(self) -> dict[str, tuple[str, str]]:
         """The demo's researcher and admin. The published default passwords only with DEBUG on: otherwise the

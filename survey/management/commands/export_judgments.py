@@ -1,0 +1,35 @@
+"""Write a preference study's judgments as a judgment file (CSV or JSON Lines; docs/conventions.md sec. 17)."""
+from __future__ import annotations
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from survey import exporting, selectors
+from survey.models import Study
+
+
+class Command(BaseCommand):
+    help = ("Export a preference study's judgments: case_id,criterion,model_a,model_b,winner,judge,judge_kind,run,"
+            "shown_first,doc_id,reader_id (what python -m metaeval pairwise reads).")
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--study", required=True, help="slug of a preference study")
+        parser.add_argument("--format", choices=exporting.FORMATS, default="csv")
+        parser.add_argument("--out", help="output file (default: standard output)")
+        parser.add_argument("--without-excluded", action="store_true",
+                            help="leave out the participants excluded on the participants page")
+
+    def handle(self, *args, study: str, format: str, out: str | None, without_excluded: bool, **options) -> None:
+        chosen = Study.objects.filter(slug=study).first()
+        if chosen is None:
+            known = ", ".join(Study.objects.filter(kind=Study.Kind.PREFERENCE).values_list("slug", flat=True))
+            raise CommandError(f"unknown study {study!r} (preference studies: {known or 'none'})")
+        if chosen.kind != Study.Kind.PREFERENCE:
+            raise CommandError(f"study {study!r} is a {chosen.kind} study; its ratings: manage.py export_ratings")
+        rows = selectors.judgment_export_rows(study=chosen, exclude_excluded=without_excluded)
+        if out:
+            with open(out, "w", encoding="utf-8", newline="") as fh:
+                count = exporting.write_judgments(rows, fh, format)
+            self.stderr.write(f"wrote {count} judgments to {out}")
+        else:
+            count = exporting.write_judgments(rows, self.stdout, format)
+            self.stderr.write(f"wrote {count} judgments")

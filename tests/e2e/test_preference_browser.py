@@ -1,0 +1,98 @@
+"""Two participants complete a preference (A/B) study in a real browser, one with the keyboard on a desktop and one
+by tapping on a phone; the pages are blind, and the stored winners follow the sides each participant saw."""
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from survey.models import Assignment, Judgment
+from tests.e2e.conftest import SHOTS
+from tests.survey.test_preference import SYSTEMS, preference_study
+
+pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+
+
+def _consent(page, url: str) -> None:
+    page.goto(url)
+    page.check("#id_consent")
+    page.click("text=Agree and continue")
+    page.click("button:has-text('Skip')")
+    assert "How to answer" in page.inner_text("h1")
+    page.click("button:has-text('Start')")
+
+
+def test_two_participants_complete_a_preference_study(live_server, browser):
+    study = preference_study(slug="ab", raters=2, per_pair=2, per_q=3, docs=2, readers=2,
+                             instructions="", show_article=True)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    _consent(page, f"{live_server.url}/s/{study.slug}/?PROLIFIC_PID=desk")
+    progress = page.locator("#progress-text")
+    questions = page.locator("[data-question]").count()
+    expect(progress).to_have_text(f"0 of {questions} questions answered")
+    html = page.content()
+    for name in [*SYSTEMS, "model_a", "model_b", "pitem"]:
+        assert name not in html, name
+    assert page.locator("#examples li").count() >= 1 and page.is_visible("#article .article-body")
+    page.screenshot(path=str(SHOTS / "preference.png"), full_page=True)
+    # keyboard: a, b, right arrow (= B), left arrow (= A) ... one key per question, each moving to the next
+    keys = ["a", "b", "ArrowRight", "ArrowLeft"] * questions
+    for key in keys[:questions]:
+        page.keyboard.press(key)
+    expect(progress).to_have_text(f"{questions} of {questions} questions answered")
+    page.click("#submit-ratings")
+    page.wait_for_selector("#completion-code")
+    assignment = Assignment.objects.get(participant__external_id="desk")
+    chosen = {"a": "a", "ArrowLeft": "a", "b": "b", "ArrowRight": "b"}
+    criteria = [c["name"] for c in study.criteria]
+    expected = []
+    for entry in assignment.presentation:
+        first = "model_b" if entry["swap"] else "model_a"
+        second = "model_a" if entry["swap"] else "model_b"
+        for criterion in criteria:
+            key = keys[len(expected)]
+            expected.append((entry["pitem"], criterion, first if chosen[key] == "a" else second, first))
+    stored = [(j.item_id, j.criterion, j.winner, j.shown_first)
+              for j in Judgment.objects.filter(assignment=assignment).order_by("shown_position", "id")]
+    by_item = {(pitem, criterion): (winner, first) for pitem, criterion, winner, first in stored}
+    assert all(by_item[(p, c)] == (w, f) for p, c, w, f in expected) and len(stored) == len(expected)
+
+    # the second participant on a phone: the texts stack, answers by tapping, a missing answer is refused first
+    phone = browser.new_page(viewport={"width": 390, "height": 844}, device_scale_factor=2, is_mobile=True)
+    _consent(phone, f"{live_server.url}/s/{study.slug}/?PROLIFIC_PID=phone")
+    boxes = phone.locator(".texts").first.locator(".text")
+    first_box, second_box = boxes.nth(0).bounding_box(), boxes.nth(1).bounding_box()
+    assert first_box and second_box and second_box["y"] > first_box["y"] + first_box["height"] - 1  # stacked
+    labels = phone.locator("[data-question] .ab")
+    asked = labels.count()
+    for i in range(asked - 1):
+        labels.nth(i).locator("label").last.click()  # Text B
+    phone.evaluate("document.getElementById('preference-form').noValidate = true")  # let the server refuse it
+    phone.click("#submit-ratings")
+    expect(phone.locator(".field-error")).to_have_count(1)
+    assert not Judgment.objects.filter(assignment__participant__external_id="phone").exists()
+    phone.locator("[data-question] .ab").last.locator("label").first.click()  # Text A for the last one
+    phone.screenshot(path=str(SHOTS / "preference-phone.png"), full_page=True)
+    phone.click("#submit-ratings")
+    phone.wait_for_selector("#completion-code")
+    assert Judgment.objects.filter(assignment__participant__external_id="phone").count() == asked
+
+
+def test_the_demo_ab_study_in_the_browser(live_server, browser):
+    """The demo A/B study as a participant meets it (the README's screenshot): real headlines, the reader's own
+    headlines for other articles, three questions per pair, nothing that names a system."""
+    import os
+
+    from django.core.management import call_command
+
+    call_command("load_demo", participants=2, sets_each=1, stdout=open(os.devnull, "w"))
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page = browser.new_page(viewport={"width": 1100, "height": 900})
+    _consent(page, f"{live_server.url}/s/demo-ab/")
+    expect(page.locator("#progress-text")).to_have_text("0 of 9 questions answered")
+    html = page.content()
+    for name in ["PersonaPointer", "HistoryFusionT5", "GenericBARTx", "LeadLineBaseline", "model_a", "pitem"]:
+        assert name not in html, name
+    assert page.locator("#examples li").count() == 3
+    page.locator("#article summary").click()  # fold the article, as a reader who has read it would
+    page.screenshot(path=str(SHOTS / "preference-demo.png"), full_page=True)
