@@ -190,6 +190,10 @@ def simulate_preference(
                 questionnaire=assignment.questionnaire).select_related("system_a", "system_b")}
             values: dict[str, str] = {}
             for entry in assignment.presentation:
+                if "gold" in entry:  # a known-answer pair: a careful participant gets it right
+                    for criterion in (c["name"] for c in study.criteria):
+                        values[services.choice_field(str(entry["key"]), criterion)] = str(entry["answer"])
+                    continue
                 item = items[int(entry["pitem"])]
                 first, second = (item.system_b, item.system_a) if entry["swap"] else (item.system_a, item.system_b)
                 for criterion in (c["name"] for c in study.criteria):

@@ -228,6 +228,16 @@ class Study(models.Model):
         default=3, validators=[MinValueValidator(1)],
         help_text="Preference studies: system pairs per questionnaire (all of one case).",
     )
+    gold_rate = models.FloatField(
+        default=0.0, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
+        help_text="Preference studies: known-answer pairs per questionnaire, as a share of its pairs (at least one "
+        "when above 0): the reader's own headline against another reader's, on the personalization criterion.",
+    )
+    gold_threshold = models.FloatField(
+        null=True, blank=True, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
+        help_text="Preference studies: participants whose share of gold pairs answered right is below this are "
+        "flagged, and the participants page can exclude them all from every statistic (reversible).",
+    )
     examples_shown = models.PositiveSmallIntegerField(
         default=3, validators=[MaxValueValidator(10)],
         help_text="Preference studies: the reader's own headlines on other articles shown as their examples.",

@@ -143,6 +143,15 @@ def study_design(request: HttpRequest, slug: str) -> HttpResponse:
 def study_participants(request: HttpRequest, slug: str) -> HttpResponse:
     """Crowd-work review: completion codes, time, quality flags; approve / reject / exclude / include on POST."""
     study = get_object_or_404(Study, slug=slug)
+    if request.method == "POST" and request.POST.get("action") == "exclude-below-gold":
+        try:
+            count = services.participants_exclude_below_gold(study=study)
+        except services.SurveyError as exc:
+            messages.error(request, str(exc))
+        else:
+            messages.success(request, f"{count} participant{'s' if count != 1 else ''} below the gold threshold "
+                                      "excluded from scoring.")
+        return redirect("research:study_participants", slug=study.slug)
     if request.method == "POST":
         try:
             ids = [int(value) for value in request.POST.getlist("participant")]
@@ -166,7 +175,11 @@ def study_participants(request: HttpRequest, slug: str) -> HttpResponse:
          "excluded": sum(1 for row in rows if row.participant.excluded),
          "with_attention": study.attention_checks > 0 or any(row.attention_total for row in rows), "thresholds": {
              "fast": selectors.FAST_SECONDS_PER_PAIR, "straight": selectors.STRAIGHTLINED_SHARE,
-             "spearman": selectors.LOW_AGREEMENT_SPEARMAN}},
+             "spearman": selectors.LOW_AGREEMENT_SPEARMAN, "position": selectors.POSITION_BIAS_SHARE,
+             "position_answers": selectors.POSITION_BIAS_MIN_ANSWERS},
+         "preference": study.kind == Study.Kind.PREFERENCE,
+         "below_gold": sum(1 for row in rows if study.gold_threshold is not None and row.attention_total
+                           and row.attention_passed / row.attention_total < study.gold_threshold)},
     )
 
 

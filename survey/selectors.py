@@ -438,6 +438,8 @@ def design_estimate(*, plan: DesignPlan, timing: PairTiming, price: Decimal | No
 #: Quality flags on the participants page (docs/conventions.md, sec. 15): a participant is flagged when
 FAST_SECONDS_PER_PAIR = 4.0  # their median time per shown pair is below this,
 STRAIGHTLINED_SHARE = 0.5  # at least this share of their rating sets use one value throughout,
+POSITION_BIAS_SHARE = 0.85  # preference studies: at least this share (or at most 1 - it) of first-shown choices,
+POSITION_BIAS_MIN_ANSWERS = 9  # over at least this many answers,
 LOW_AGREEMENT_SPEARMAN = 0.2  # their Spearman with the others' mean is below this (3 or more shared pairs),
 #: or they failed an attention (known-answer) pair.
 
@@ -462,13 +464,18 @@ class ParticipantRow:
     attention_passed: int
     attention_total: int
     flags: list[str]
+    #: preference studies: the share of their A/B answers that chose the text shown first (ties left out), and of how
+    #: many answers; None for similarity studies
+    first_share: float | None = None
+    choices: int = 0
 
     @property
     def minutes_on_task(self) -> float:
         return self.seconds_on_task / 60
 
 
-def _flags(per_pair: float | None, quality: RaterQuality | None, passed: int, total: int) -> list[str]:
+def _flags(per_pair: float | None, quality: RaterQuality | None, passed: int, total: int, *,
+           first_share: float | None = None, choices: int = 0, gold_threshold: float | None = None) -> list[str]:
     flags = []
     if per_pair is not None and per_pair < FAST_SECONDS_PER_PAIR:
         flags.append(f"fast: {per_pair:.1f} s per pair")
@@ -478,9 +485,28 @@ def _flags(per_pair: float | None, quality: RaterQuality | None, passed: int, to
         rho = quality.spearman_with_others
         if not math.isnan(rho) and rho < LOW_AGREEMENT_SPEARMAN:
             flags.append(f"low agreement: Spearman {rho:.2f} with the others")
-    if passed < total:
+    if gold_threshold is not None and total:
+        if passed / total < gold_threshold:
+            flags.append(f"gold {passed} of {total} right, below the study's threshold {gold_threshold:g}")
+    elif passed < total:
         flags.append(f"failed {total - passed} of {total} attention pairs")
+    if first_share is not None and choices >= POSITION_BIAS_MIN_ANSWERS and (
+        first_share >= POSITION_BIAS_SHARE or first_share <= 1 - POSITION_BIAS_SHARE
+    ):
+        flags.append(f"position bias: chose the text shown first in {first_share:.0%} of {choices} answers")
     return flags
+
+
+def first_choice_shares(*, study: Study) -> dict[int, tuple[float, int]]:
+    """Participant id -> (share of their non-tie A/B answers that chose the text shown first, those answers)."""
+    counts: dict[int, list[int]] = {}
+    rows = (Judgment.objects.filter(assignment__questionnaire__study=study, assignment__completed_at__isnull=False)
+            .exclude(winner=Judgment.Winner.TIE).values_list("assignment__participant_id", "winner", "shown_first"))
+    for participant_id, winner, first in rows.iterator(chunk_size=5000):
+        entry = counts.setdefault(participant_id, [0, 0])
+        entry[0] += winner == first
+        entry[1] += 1
+    return {pk: (chose / total, total) for pk, (chose, total) in counts.items() if total}
 
 
 def study_participants(*, study: Study) -> list[ParticipantRow]:
@@ -496,6 +522,9 @@ def study_participants(*, study: Study) -> list[ParticipantRow]:
     )
     for a in assignments:
         done.setdefault(a.participant_id, []).append(a)
+    preference = study.kind == Study.Kind.PREFERENCE
+    shares = first_choice_shares(study=study) if preference else {}
+    threshold = study.gold_threshold if preference else None
     out = []
     for participant in study.participants.filter(pk__in=done).order_by("pk"):
         sets = done[participant.pk]
@@ -506,10 +535,14 @@ def study_participants(*, study: Study) -> list[ParticipantRow]:
         rater = rater_id(participant.pk)
         q = quality.get(rater)
         seconds = statistics.median(per_pair) if per_pair else None
+        first_share, choices = shares.get(participant.pk, (None, 0)) if preference else (None, 0)
         out.append(ParticipantRow(
             participant=participant, rater=rater, sets=len(sets), codes=[a.completion_code for a in sets],
             seconds_on_task=sum(spans), seconds_per_pair=seconds, quality=q,
-            attention_passed=passed, attention_total=len(checks), flags=_flags(seconds, q, passed, len(checks)),
+            attention_passed=passed, attention_total=len(checks),
+            flags=_flags(seconds, q, passed, len(checks), first_share=first_share, choices=choices,
+                         gold_threshold=threshold),
+            first_share=first_share, choices=choices,
         ))
     return out
 
@@ -629,6 +662,9 @@ def assignment_choices(assignment: Assignment) -> list[ShownChoice]:
     }
     shown = []
     for number, entry in enumerate(assignment.presentation, start=1):
+        if "gold" in entry:  # a known-answer pair, looking like any other; its texts stored with it
+            shown.append(ShownChoice(key=entry["key"], number=number, first=entry["first"], second=entry["second"]))
+            continue
         item = items[entry["pitem"]]
         first, second = item.summary_a.text, item.summary_b.text
         if entry.get("swap"):
@@ -676,3 +712,11 @@ def judgment_export_rows(*, study: Study, exclude_excluded: bool = False) -> Ite
         current = judgment.assignment_id
         batch.append(judgment)
     yield from flush()
+
+
+def below_gold_threshold(*, study: Study) -> list[int]:
+    """Participant ids of a preference study whose share of gold pairs answered right is below its threshold."""
+    if study.kind != Study.Kind.PREFERENCE or study.gold_threshold is None:
+        return []
+    return [row.participant.pk for row in study_participants(study=study)
+            if row.attention_total and row.attention_passed / row.attention_total < study.gold_threshold]

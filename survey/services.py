@@ -17,10 +17,12 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count, Exists, OuterRef
 from django.utils import timezone
 
+from metaeval.core.corpus import same_text
 from survey import design, selectors
 from survey.models import (
     RATING_MAX,
     RATING_MIN,
+    REFERENCE_SYSTEM,
     Assignment,
     Item,
     Judgment,
@@ -223,7 +225,7 @@ def _new_assignment(
     seed = secrets.randbits(62) if presentation_seed is None else presentation_seed
     if study.kind == Study.Kind.PREFERENCE:
         return _assignment_row(study, questionnaire, participant, slot, now, seed,
-                               _preference_presentation(questionnaire, seed))
+                               _preference_presentation(study, questionnaire, seed))
     items = questionnaire.items.order_by("position")
     if study.identical_pairs != Study.IdenticalPairs.SHOW:
         items = items.filter(identical=False)
@@ -245,17 +247,61 @@ def _new_assignment(
     return _assignment_row(study, questionnaire, participant, slot, now, seed, presentation)
 
 
-def _preference_presentation(questionnaire: Questionnaire, seed: int) -> list[dict[str, object]]:
-    """The pairs in a seeded order, each with a fresh key and ``swap`` (system_b's text shown first)."""
+#: the criterion a gold pair has a known answer on (the reader's own headline is "more like the reader's")
+GOLD_CRITERION = "personalization"
+
+
+def gold_pair_count(study: Study, pairs: int) -> int:
+    """Gold pairs in a set of ``pairs`` real pairs: round(gold_rate x pairs), at least one when the rate is above 0;
+    none when the study does not ask about personalization."""
+    if study.gold_rate <= 0 or GOLD_CRITERION not in {c["name"] for c in study.criteria}:
+        return 0
+    return max(1, round(study.gold_rate * pairs))
+
+
+def _gold_pairs(study: Study, questionnaire: Questionnaire, count: int, rng: random.Random) -> list[dict[str, object]]:
+    """``count`` known-answer pairs for one set: the case reader's own headline (``user`` summary) of the document
+    against another reader's own headline of it, sides drawn at random; the right answer is the reader's own on
+    the personalization criterion. The texts are stored with the assignment. None when the document has no other
+    reader's headline or the reader has none."""
+    own = Summary.objects.filter(document_id=questionnaire.document_id, reader_id=questionnaire.reader_j_id,
+                                 system__name=REFERENCE_SYSTEM).values_list("text", flat=True).first()
+    others = list(
+        Summary.objects.filter(document_id=questionnaire.document_id, system__name=REFERENCE_SYSTEM)
+        .exclude(reader_id=questionnaire.reader_j_id).order_by("pk").values_list("text", flat=True)
+    )
+    others = [text for text in others if own is not None and not same_text(text, own)]
+    if own is None or not others:
+        return []
+    pairs: list[dict[str, object]] = []
+    for _ in range(count):
+        other = rng.choice(others)
+        own_first = rng.random() < 0.5
+        pairs.append({"gold": GOLD_CRITERION, "first": own if own_first else other,
+                      "second": other if own_first else own, "answer": "a" if own_first else "b"})
+    return pairs
+
+
+def _preference_presentation(study: Study, questionnaire: Questionnaire, seed: int) -> list[dict[str, object]]:
+    """The pairs in a seeded order, each with a fresh key and ``swap`` (system_b's text shown first), and the
+    study's gold pairs (:func:`_gold_pairs`) at seeded positions among them."""
     item_ids = list(questionnaire.preference_items.order_by("position").values_list("id", flat=True))
     keys: set[str] = set()
-    presentation: list[dict[str, object]] = []
-    for shown in design.presentation_order(item_ids, seed):
+
+    def fresh_key() -> str:
         key = _token(6)
         while key in keys:
             key = _token(6)
         keys.add(key)
-        presentation.append({"key": key, "pitem": shown.item, "swap": shown.swap})
+        return key
+
+    presentation: list[dict[str, object]] = [
+        {"key": fresh_key(), "pitem": shown.item, "swap": shown.swap}
+        for shown in design.presentation_order(item_ids, seed)
+    ]
+    rng = random.Random(f"{seed}|gold")
+    for gold in _gold_pairs(study, questionnaire, gold_pair_count(study, len(item_ids)), rng):
+        presentation.insert(rng.randrange(len(presentation) + 1), {"key": fresh_key(), **gold})
     return presentation
 
 
@@ -529,7 +575,13 @@ def judgments_submit(*, assignment_public_id: str, participant: Participant, val
         cleaned = _validate_choices(assignment, values)
         _take_back_if_expired(assignment, now)
         rows = []
+        gold: list[dict[str, object]] = []
         for position, entry in enumerate(assignment.presentation):
+            if "gold" in entry:  # a known-answer pair: scored, never stored as a judgment
+                value = cleaned[(str(entry["key"]), str(entry["gold"]))]
+                gold.append({"kind": "gold", "criterion": entry["gold"], "value": value,
+                             "passed": value == entry["answer"]})
+                continue
             first = "model_b" if entry.get("swap") else "model_a"
             second = "model_a" if first == "model_b" else "model_b"
             for criterion in (c["name"] for c in assignment.questionnaire.study.criteria):
@@ -538,9 +590,10 @@ def judgments_submit(*, assignment_public_id: str, participant: Participant, val
                 rows.append(Judgment(assignment=assignment, item_id=entry["pitem"], criterion=criterion,
                                      winner=winner, shown_first=first, shown_position=position))
         Judgment.objects.bulk_create(rows)
+        assignment.attention = gold
         assignment.completed_at = now
         assignment.completion_code = secrets.token_hex(5).upper()
-        assignment.save(update_fields=["completed_at", "completion_code", "released_at"])
+        assignment.save(update_fields=["completed_at", "completion_code", "released_at", "attention"])
         log.info("judgments submitted", extra={"event": "judgments.submitted", "assignment": assignment.pk,
                                                "participant": participant.pk, "judgments": len(rows)})
         return assignment
@@ -579,6 +632,21 @@ REVIEW_ACTIONS: dict[str, tuple[dict[str, object], str]] = {
     "exclude": ({"excluded": True}, "excluded from scoring"),
     "include": ({"excluded": False}, "included in scoring again"),
 }
+
+
+def participants_exclude_below_gold(*, study: Study, now=None) -> int:
+    """Exclude from scoring every participant of a preference study below its gold threshold (recorded with a note
+    naming their gold share; *Include in scoring* undoes it); returns how many. SurveyError without a threshold."""
+    if study.kind != Study.Kind.PREFERENCE or study.gold_threshold is None:
+        raise SurveyError("Set the study's gold threshold first (a preference study with gold pairs).")
+    ids = selectors.below_gold_threshold(study=study)
+    if not ids:
+        return 0
+    count, _words = participants_review(
+        study=study, participant_ids=ids, action="exclude",
+        note=f"gold share below the threshold {study.gold_threshold:g}", now=now,
+    )
+    return count
 
 
 def participants_review(
