@@ -276,3 +276,27 @@ def test_a_study_becomes_a_judgment_set_for_a_report(researcher_client):
     stored = JudgmentSet.objects.get(name="pref-set")
     assert (stored.judgments, stored.invalid) == (72, 0) and stored.games == 12 * 3
     assert sorted(stored.systems) == SYSTEMS and stored.file_name == "pref-judgments.csv"
+
+
+def test_expiry_rules_hold_for_preference_answers():
+    """A late set keeps its slot while nobody took it; once another participant holds the slot, nothing is saved."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    study = preference_study(slug="late", raters=1, per_pair=1, per_q=3, docs=1, readers=1)
+    now = timezone.now()
+    first = services.participant_register(study=study)
+    late = services.assignment_claim(participant=first, now=now)
+    after = now + timedelta(minutes=study.assignment_timeout_minutes + 1)
+    saved = services.judgments_submit(assignment_public_id=late.public_id, participant=first,
+                                      values=answers(late), now=after)
+    assert saved.completed_at == after and saved.released_at is None  # the slot was still free: taken back
+    study2 = preference_study(slug="later", raters=1, per_pair=1, per_q=3, docs=1, readers=1)
+    slow, quick = services.participant_register(study=study2), services.participant_register(study=study2)
+    lost = services.assignment_claim(participant=slow, now=now)
+    services.assignment_claim(participant=quick, now=after)  # the expired hold is released and its slot given away
+    with pytest.raises(services.AssignmentExpired, match="given to someone else"):
+        services.judgments_submit(assignment_public_id=lost.public_id, participant=slow, values=answers(lost),
+                                  now=after)
+    assert not Judgment.objects.filter(assignment=lost).exists()
