@@ -386,12 +386,14 @@ def _report_table(pk: int, name: str) -> tuple[MetaevalRun, list[dict]]:
 def _report_context(run: MetaevalRun, *, standalone: bool) -> dict[str, object]:
     """The report page's context: the document, each table in words (:func:`metaeval.core.display.table_view`:
     captions, column headings, one number format), the correlation grid per coefficient with its warnings, and
-    the names and warnings the figures need (``display``, embedded beside the document)."""
+    the names and warnings the figures need (``display``, embedded beside the document), and the pairwise section
+    when the run had a judgment set (:func:`metaeval.core.display.pairwise_view`)."""
     report = run.report
     context: dict[str, object] = {
         "run": run, "report": report, "parameters": report.get("parameters", {}),
         "tables": [display.table_view(name, rows) for name, rows in report.get("tables", {}).items()],
         "correlation": display.correlation_view(report), "display": display.figure_texts(report),
+        "pairwise": display.pairwise_view(report),
         "alphas": _alpha_rows(report), "confidence": _percent(report.get("parameters", {}).get("confidence")),
         "standalone": standalone, "base_template": "research/base.html",
         "plotly_src": PLOTLY_JS, "report_src": REPORT_JS,

@@ -23,7 +23,7 @@ from typing import Any
 __all__ = [
     "DECIMALS", "FEW_SYSTEMS", "MISSING", "P_DECIMALS", "SATURATED", "ascii_text", "caption", "cell_flags", "cells_of",
     "column_heading", "correlation_warnings", "fmt_cell", "fmt_number", "fmt_p", "is_p_column", "measure_name",
-    "method_name", "correlation_view", "figure_texts", "table_view",
+    "method_name", "correlation_view", "criterion_name", "figure_texts", "pairwise_view", "table_view",
 ]
 
 #: decimals of every number shown (not of p-values)
@@ -189,6 +189,20 @@ HEADINGS = {
     "low": "Lower bound", "high": "Upper bound", "n_items": "Rated pairs", "n_pairable_items": "Pairs rated twice+",
     "n_pairable_ratings": "Ratings of those pairs", "n_raters": "Raters", "n_anonymous_ratings": "Anonymous ratings",
     "duplicate_ratings": "Duplicate ratings",
+    # pairwise judgments (conventions sec. 17-18)
+    "criterion": "Criterion", "elo": "Elo (file order)", "elo_median": "Elo, bootstrap median",
+    "elo_ci_low": "Elo, 2.5th percentile", "elo_ci_high": "Elo, 97.5th percentile", "bt": "Bradley-Terry",
+    "bt_ci_low": "Bradley-Terry, 2.5th percentile", "bt_ci_high": "Bradley-Terry, 97.5th percentile",
+    "wins": "Wins", "ties": "Ties", "losses": "Losses", "games": "Games",
+    "model_a": "System A", "model_b": "System B", "win": "A wins (% of games)", "tie": "Ties (% of games)",
+    "loss": "B wins (% of games)", "cases": "Games (cases)", "opponent": "Opponent",
+    "win_fraction": "Win fraction (a tie counts half)", "sensitivity": "Sensitivity", "consistency": "Consistency",
+    "repetitions": "Repetitions", "pool": "Games of the pair", "wins_a": "Games A won", "wins_b": "Games B won",
+}
+#: headings that read differently in one table (the same CSV column name, another meaning)
+TABLE_HEADINGS: dict[str, dict[str, str]] = {
+    "pairwise_wtl": {"wins": "Games A won", "ties": "Games tied", "losses": "Games B won"},
+    "pairwise_consistency": {"n": "Sample size (games)", "ties": "Games tied"},
 }
 #: column suffixes and how they read after the heading of what they qualify
 _SUFFIXES = (
@@ -198,9 +212,12 @@ _SUFFIXES = (
 )
 
 
-def column_heading(column: str) -> str:
+def column_heading(column: str, table: str | None = None) -> str:
     """A table column in words: ``perseval_low`` -> ``PerSEval, lower bound``, ``pearson_p`` -> ``Pearson r
-    p-value``, ``hj:rouge_l_rank`` -> ``HJ (ROUGE-L) rank``; an unknown name with its underscores as spaces."""
+    p-value``, ``hj:rouge_l_rank`` -> ``HJ (ROUGE-L) rank``; an unknown name with its underscores as spaces.
+    ``table`` picks a heading that differs in that table (``n`` of ``pairwise_consistency`` is a sample size)."""
+    if table is not None and column in TABLE_HEADINGS.get(table, {}):
+        return TABLE_HEADINGS[table][column]
     if column in HEADINGS:
         return HEADINGS[column]
     if column in METHOD_NAMES:
@@ -253,6 +270,19 @@ TABLES: dict[str, tuple[str, str]] = {
     "rater_agreement": ("Krippendorff's α (ordinal)",
                         "Over all rated pairs, pairs of two different texts (the one to quote) and pairs of a text "
                         "with itself; overall and per study."),
+    "pairwise_ratings": ("Pairwise judgments · Elo and Bradley-Terry per criterion and system",
+                         "Online Elo in file order, its bootstrap median and 2.5th-97.5th percentiles, Bradley-Terry "
+                         "with the same percentiles, and each system's games won, tied and lost."),
+    "pairwise_wtl": ("Pairwise judgments · win/tie/loss per criterion and system pair",
+                     "Per pair of systems, the share of their games that A won, tied and B won (percent of the "
+                     "pair's games, unrounded) and the counts."),
+    "pairwise_win_fraction": ("Pairwise judgments · win fraction per criterion and ordered pair",
+                              "The share of its games against the opponent that the system won, a tie counting "
+                              "half: (wins + ties / 2) / games."),
+    "pairwise_consistency": ("Pairwise judgments · consistency and sensitivity of adjacent systems",
+                             "For each pair of systems next to each other in the criterion's Bradley-Terry ranking: "
+                             "how often a sample of n games gives a significant verdict (sensitivity) and how often "
+                             "two independent samples give the same significant winner (consistency)."),
 }
 
 
@@ -361,7 +391,7 @@ def table_view(name: str, rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
                 value, bool), "list": isinstance(value, str) and ";" in value})
         shown.append(cells)
     return {"name": name, "title": title, "caption": text,
-            "columns": [{"key": column, "heading": column_heading(column)} for column in columns], "rows": shown}
+            "columns": [{"key": column, "heading": column_heading(column, name)} for column in columns], "rows": shown}
 
 
 def _key(auto: object, hj: object) -> str:
@@ -420,5 +450,113 @@ def figure_texts(report: Mapping[str, Any]) -> dict[str, Any]:
         "warnings": {m["method"]: m["warnings"] for m in correlations["methods"]} if correlations else {},
         "flags": {m["method"]: m["flags"] for m in correlations["methods"]} if correlations else {},
         "beta_warnings": beta_warnings,
+        "pairwise": _pairwise_texts(report),
         "few_systems": FEW_SYSTEMS, "saturated": SATURATED, "decimals": DECIMALS, "p_decimals": P_DECIMALS,
     }
+
+
+# ------------------------------------------------------------------------------------------ pairwise judgments
+#: the criterion the pairwise section shows first (all criteria pooled, conventions sec. 17 item 4)
+OVERALL = "overall"
+
+
+def criterion_name(criterion: str) -> str:
+    """A judging criterion in words: ``overall`` -> ``Overall (all criteria)``, ``personal_fit`` -> ``Personal
+    fit``."""
+    if criterion == OVERALL:
+        return "Overall (all criteria)"
+    words = str(criterion).replace("_", " ").strip()
+    return words[:1].upper() + words[1:]
+
+
+def _pairwise_criteria(section: Mapping[str, Any]) -> list[str]:
+    listed = (section.get("judgments") or {}).get("criteria")
+    if listed:
+        return [str(c) for c in listed]
+    return [str(c) for c in dict.fromkeys(row["criterion"] for row in section.get("ratings") or [])]
+
+
+def _pairwise_selected(criteria: Sequence[str]) -> str:
+    return OVERALL if OVERALL in criteria else (criteria[-1] if criteria else OVERALL)
+
+
+def _setting(value: object) -> str:
+    """A setting as typed: 4, 400, 0.05, 2.5 (not 4.0000)."""
+    number = _real(value)
+    if number is None or not math.isfinite(number):
+        return fmt_number(value)
+    return str(int(number)) if number == int(number) else f"{number:g}"
+
+
+def _percentile(value: object) -> str:
+    text = _setting(value)
+    return f"{text}th"
+
+
+def _regularised_notes(section: Mapping[str, Any], n_boot: object) -> list[str]:
+    notes = []
+    for criterion, entry in (section.get("regularised") or {}).items():
+        point = bool(entry.get("point"))
+        rounds = int(entry.get("bootstrap_rounds") or 0)
+        if not point and not rounds:
+            continue
+        where = [*(["the point fit"] if point else []),
+                 *([f"{rounds} of {_setting(n_boot)} bootstrap rounds"] if rounds else [])]
+        notes.append(f"{criterion_name(criterion)}: Bradley-Terry was regularised in {' and '.join(where)} (one "
+                     f"virtual draw added between every pair of systems, because some system never lost, or never "
+                     f"won, against the rest; its ratings are pulled towards the mean).")
+    return notes
+
+
+def pairwise_view(report: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The pairwise section for the page (conventions sec. 17 item 11), or None when the report has none:
+    ``judgments`` (read, invalid, games, systems: formatted), ``criteria`` (``criterion``, ``name``, ``selected``
+    and its win/tie/loss ``rows`` as text: ``model_a``, ``model_b``, ``win``, ``tie``, ``loss``, ``cases``,
+    ``wins``, ``ties``, ``losses``), ``selected`` (``overall`` when present), ``settings`` (Elo, bootstrap,
+    consistency and seed, in words) and ``regularised`` (one sentence per criterion whose Bradley-Terry fit was
+    regularised)."""
+    section = report.get("pairwise")
+    if not section:
+        return None
+    judgments = section.get("judgments") or {}
+    parameters = section.get("parameters") or {}
+    criteria = _pairwise_criteria(section)
+    selected = _pairwise_selected(criteria)
+    wtl = section.get("wtl") or []
+    shown = []
+    for criterion in criteria:
+        rows = [{
+            "model_a": str(row.get("model_a")), "model_b": str(row.get("model_b")),
+            **{key: fmt_number(row.get(key)) for key in ("win", "tie", "loss", "cases", "wins", "ties", "losses")},
+        } for row in wtl if row.get("criterion") == criterion]
+        shown.append({"criterion": criterion, "name": criterion_name(criterion), "selected": criterion == selected,
+                      "rows": rows})
+    percentiles = parameters.get("percentiles") or []
+    low, high = (percentiles[0], percentiles[-1]) if percentiles else (None, None)
+    sizes = ", ".join(_setting(size) for size in parameters.get("consistency_sizes") or [])
+    settings = {
+        "elo": (f"K = {_setting(parameters.get('k'))}, scale {_setting(parameters.get('scale'))}, base "
+                f"{_setting(parameters.get('base'))}, initial rating {_setting(parameters.get('init'))}"),
+        "bootstrap": (f"{_setting(parameters.get('n_boot'))} bootstrap rounds of the games, intervals from the "
+                      f"{_percentile(low)} to the {_percentile(high)} percentile"),
+        "consistency": (f"{_setting(parameters.get('consistency_repetitions'))} repetitions at n = {sizes} (up to "
+                        f"the pair's games), binomial test at α = {_setting(parameters.get('consistency_alpha'))}"),
+        "seed": (f"{_setting(parameters.get('seed'))} (bootstrap), {_setting(parameters.get('consistency_seed'))} "
+                 f"(consistency curves)"),
+    }
+    return {
+        "judgments": {key: fmt_number(judgments.get(key)) for key in ("read", "invalid", "games")}
+        | {"source": str(judgments.get("source") or ""), "systems": [str(s) for s in judgments.get("systems") or []]},
+        "criteria": shown, "selected": selected, "settings": settings,
+        "regularised": _regularised_notes(section, parameters.get("n_boot")),
+    }
+
+
+def _pairwise_texts(report: Mapping[str, Any]) -> dict[str, Any]:
+    """What the pairwise figures need in words: each criterion's name and the one shown first."""
+    section = report.get("pairwise")
+    if not section:
+        return {}
+    criteria = _pairwise_criteria(section)
+    return {"criteria": {criterion: criterion_name(criterion) for criterion in criteria},
+            "criterion": _pairwise_selected(criteria)}

@@ -7,7 +7,11 @@
    Readability rules (issue 13): every axis has a title; system names sit on a y axis with an automatic margin
    (long names wrapped); one colour-blind-safe palette (Okabe & Ito) everywhere, a diverging orange-white-blue scale
    centred at 0 for correlations with the number written in each cell; lines differ in colour, dash, width and
-   marker so none hides another; numbers in one format (fmt, fmtP: the same as display.fmt_number / fmt_p). */
+   marker so none hides another; numbers in one format (fmt, fmtP: the same as display.fmt_number / fmt_p).
+
+   The pairwise section (when the run had a judgment set) has its own criterion switch (#criterion-switch): the
+   forest plot of Elo and Bradley-Terry, the win-fraction heatmap (diverging scale centred at 0.5) and the
+   consistency curves are redrawn for the chosen criterion, and its win/tie/loss table is shown. */
 (function () {
   "use strict";
   var node = document.getElementById("report-data");
@@ -20,18 +24,20 @@
   var P_DECIMALS = words.p_decimals || 3;
 
   /* One number as the report shows it: 4 decimals (toFixed: ties away from zero, on the exact value), "< 0.0001"
-     for a tiny positive value ("> -0.0001" negative), the en dash for a missing one. */
-  function fmt(v) {
+     for a tiny positive value ("> -0.0001" negative), the en dash for a missing one; `decimals` as
+     display.fmt_number's keyword (the win-fraction cells use 2). */
+  function fmt(v, decimals) {
+    var d = (typeof decimals === "number") ? decimals : DECIMALS;
     if (v === null || v === undefined) { return MISSING; }
     if (typeof v === "boolean") { return v ? "yes" : "no"; }
     var x = Number(v);
     if (isNaN(x)) { return MISSING; }
     if (!isFinite(x)) { return x > 0 ? "inf" : "-inf"; }
-    var smallest = Math.pow(10, -DECIMALS);
+    var smallest = Math.pow(10, -d);
     if (x !== 0 && Math.abs(x) < smallest / 2) {
-      return x > 0 ? "< " + smallest.toFixed(DECIMALS) : "> -" + smallest.toFixed(DECIMALS);
+      return x > 0 ? "< " + smallest.toFixed(d) : "> -" + smallest.toFixed(d);
     }
-    return x.toFixed(DECIMALS);
+    return x.toFixed(d);
   }
   /* A p-value: "< 0.001" below 0.001, else 3 decimals. */
   function fmtP(v) {
@@ -342,4 +348,151 @@
   });
   select(chosen);
   window.PerSEvalReport.select = select;
+
+  // 6. Pairwise judgments: forest plot, win-fraction heatmap and consistency curves of the chosen criterion.
+  var pairwise = report.pairwise || null;
+  var pairwiseWords = words.pairwise || {};
+  function criterionName(c) { return (pairwiseWords.criteria || {})[c] || c; }
+  /* The criterion's systems, best Bradley-Terry rating first. */
+  function pairwiseBoard(criterion) {
+    return (pairwise.ratings || []).filter(function (r) { return r.criterion === criterion; })
+      .sort(function (a, b) { return num(b.bt) - num(a.bt); });
+  }
+  function drawForest(criterion) {
+    var rows = pairwiseBoard(criterion);
+    var names = rows.map(function (r) { return wrap(r.system); });
+    var series = [
+      { name: "Elo (bootstrap median)", value: "elo_median", low: "elo_ci_low", high: "elo_ci_high", symbol: "circle",
+        colour: PALETTE[0] },
+      { name: "Bradley-Terry", value: "bt", low: "bt_ci_low", high: "bt_ci_high", symbol: "diamond", colour: PALETTE[3] }
+    ];
+    var traces = rows.length ? series.map(function (s) {
+      return {
+        type: "scatter", mode: "markers", orientation: "h", name: s.name, y: names,
+        x: rows.map(function (r) { return num(r[s.value]); }),
+        marker: { color: s.colour, symbol: s.symbol, size: 11, line: { color: "#ffffff", width: 1 } },
+        error_x: { type: "data", symmetric: false, color: s.colour, thickness: 1.6, width: 4,
+                   array: rows.map(function (r) { return num(r[s.high]) - num(r[s.value]); }),
+                   arrayminus: rows.map(function (r) { return num(r[s.value]) - num(r[s.low]); }) },
+        customdata: rows.map(function (r) {
+          return [r.system, fmt(r[s.value]), fmt(r[s.low]), fmt(r[s.high]), r.wins, r.ties, r.losses, r.games];
+        }),
+        hovertemplate: "<b>%{customdata[0]}</b><br>" + s.name + ": %{customdata[1]}<br>2.5th to 97.5th percentile: " +
+          "%{customdata[2]} to %{customdata[3]}<br>games: %{customdata[7]} (won %{customdata[4]}, tied " +
+          "%{customdata[5]}, lost %{customdata[6]})<extra></extra>"
+      };
+    }) : [];
+    var init = pairwise.parameters ? num(pairwise.parameters.init) : NaN;
+    var lo = Infinity, hi = -Infinity;
+    rows.forEach(function (r) {
+      ["elo_median", "elo_ci_low", "elo_ci_high", "bt", "bt_ci_low", "bt_ci_high"].forEach(function (key) {
+        var v = num(r[key]);
+        if (!isNaN(v)) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
+      });
+    });
+    if (!isNaN(init)) { lo = Math.min(lo, init); hi = Math.max(hi, init); }
+    var pad = Math.max(5, 0.06 * (hi - lo));
+    draw("fig-pairwise-forest", traces, {
+      title: { text: "Ratings per system \u00b7 " + criterionName(criterion) },
+      scattermode: "group", scattergap: 0.45,
+      height: Math.max(320, 160 + rows.length * 46),
+      xaxis: { title: { text: "Rating (Elo scale)" }, zeroline: false,
+               range: isFinite(lo) ? [lo - pad, hi + pad] : undefined },
+      yaxis: { title: { text: "System" }, type: "category", autorange: "reversed", categoryorder: "array",
+               categoryarray: names, showgrid: true },
+      shapes: isNaN(init) ? [] : [{ type: "line", xref: "x", yref: "paper", x0: init, x1: init, y0: 0, y1: 1,
+                                    line: { color: "#8a93a6", width: 1, dash: "dot" } }],
+      legend: { title: { text: "Whiskers: 2.5th to 97.5th percentile \u00b7" }, orientation: "h", x: 0, xanchor: "left",
+                y: 1.0, yanchor: "bottom", traceorder: "normal" }
+    });
+  }
+  function drawWinFraction(criterion) {
+    var systems = pairwiseBoard(criterion).map(function (r) { return r.system; });
+    var cells = (pairwise.win_fraction || []).filter(function (r) { return r.criterion === criterion; });
+    var el = document.getElementById("fig-pairwise-heatmap");
+    var cellWidth = el && el.clientWidth > 0 ? (el.clientWidth - 280) / Math.max(1, systems.length) : 120;
+    var z = [], text = [], custom = [];
+    systems.forEach(function (s) {
+      var zr = [], tr = [], cr = [];
+      systems.forEach(function (o) {
+        var c = cells.find(function (x) { return x.system === s && x.opponent === o; });
+        zr.push(c ? num(c.win_fraction) : null);
+        tr.push(c ? fmt(c.win_fraction, 2) : "");
+        cr.push(c ? [s, o, fmt(c.win_fraction), String(c.games)] : [s, o, "", ""]);
+      });
+      z.push(zr); text.push(tr); custom.push(cr);
+    });
+    // opponents across: names wrapped to the cell's width, slanted when a line is still wider than the cell
+    var across = Math.max(6, Math.floor(cellWidth / 8));
+    var columns = systems.map(function (s) { return wrap(s, across); });
+    var widest = Math.max.apply(null, [0].concat(columns.map(function (n) {
+      return Math.max.apply(null, n.split("<br>").map(function (line) { return line.length; }));
+    })));
+    var slant = widest * 7.5 > cellWidth - 8;
+    var names = systems.map(function (s) { return wrap(s); });
+    draw("fig-pairwise-heatmap", cells.length ? [{
+      type: "heatmap", x: columns, y: names, z: z, text: text, texttemplate: "%{text}", customdata: custom,
+      textfont: { size: cellWidth < 60 ? 10 : 13 }, zmin: 0, zmax: 1, zmid: 0.5, colorscale: DIVERGING,
+      xgap: 3, ygap: 3, hoverongaps: false,
+      colorbar: { title: { text: "Win fraction" }, tickvals: [0, 0.25, 0.5, 0.75, 1],
+                  ticktext: ["0", "0.25", "0.5 (even)", "0.75", "1"], outlinewidth: 0, thickness: 14 },
+      hovertemplate: "<b>%{customdata[0]}</b> against <b>%{customdata[1]}</b><br>win fraction %{customdata[2]} " +
+        "(ties half) over %{customdata[3]} games<extra></extra>"
+    }] : [], {
+      title: { text: "Win fraction of each system against each opponent \u00b7 " + criterionName(criterion) },
+      height: Math.max(320, 190 + 52 * systems.length),
+      xaxis: { title: { text: "Opponent" }, type: "category", showgrid: false, tickangle: slant ? -35 : 0 },
+      yaxis: { title: { text: "System" }, type: "category", autorange: "reversed", showgrid: false }
+    });
+  }
+  function drawConsistency(criterion) {
+    var rows = (pairwise.consistency || []).filter(function (r) { return r.criterion === criterion; });
+    var pairs = unique(rows.map(function (r) { return r.model_a + "\u0000" + r.model_b; }));
+    var traces = [];
+    pairs.forEach(function (key, i) {
+      var parts = key.split("\u0000");
+      var mine = rows.filter(function (r) { return r.model_a === parts[0] && r.model_b === parts[1]; })
+        .sort(function (a, b) { return num(a.n) - num(b.n); });
+      var colour = PALETTE[i % PALETTE.length], pair = parts[0] + " vs " + parts[1];
+      [["consistency", "solid", SYMBOLS[0]], ["sensitivity", "dash", SYMBOLS[0] + "-open"]].forEach(function (kind) {
+        traces.push({
+          // one legend entry per pair (its solid line); clicking it hides or shows both lines of the pair
+          type: "scatter", mode: "lines+markers", name: pair, legendgroup: key, showlegend: kind[1] === "solid",
+          x: mine.map(function (r) { return num(r.n); }), y: mine.map(function (r) { return num(r[kind[0]]); }),
+          line: { color: colour, dash: kind[1], width: kind[1] === "solid" ? 3 : 2 },
+          marker: { color: colour, symbol: kind[2], size: 8, line: { color: colour, width: 1.5 } },
+          customdata: mine.map(function (r) { return [fmt(r[kind[0]]), r.pool, r.wins_a, r.wins_b, r.ties]; }),
+          hovertemplate: pair + "<br>n = %{x} games: " + kind[0] + " %{customdata[0]}<br>pool: %{customdata[1]} " +
+            "games (" + parts[0] + " won %{customdata[2]}, " + parts[1] + " won %{customdata[3]}, tied " +
+            "%{customdata[4]})<extra></extra>"
+        });
+      });
+    });
+    var sizes = unique(rows.map(function (r) { return num(r.n); })).sort(function (a, b) { return a - b; });
+    draw("fig-pairwise-consistency", traces, {
+      title: { text: "Consistency and sensitivity of neighbouring systems \u00b7 " + criterionName(criterion) },
+      xaxis: { title: { text: "Games per sample (n, log scale)" }, type: "log", tickmode: "array", tickvals: sizes,
+               ticktext: sizes.map(String) },
+      yaxis: { title: { text: "Share of repetitions" }, range: [0, 1.04] },
+      legend: { title: { text: "Pair of neighbours<br>solid: consistency<br>dashed: sensitivity" },
+                traceorder: "normal" }
+    });
+  }
+  function selectCriterion(criterion) {
+    if (!pairwise) { return; }
+    drawForest(criterion);
+    drawWinFraction(criterion);
+    drawConsistency(criterion);
+    Array.prototype.forEach.call(document.querySelectorAll(".pairwise-wtl"),
+      function (el) { el.hidden = el.getAttribute("data-criterion") !== criterion; });
+  }
+  if (pairwise && document.getElementById("section-pairwise")) {
+    var criterion = pairwiseWords.criterion || "overall";
+    Array.prototype.forEach.call(document.querySelectorAll("#criterion-switch input[name=criterion]"), function (input) {
+      if (input.checked) { criterion = input.value; }
+      input.addEventListener("change", function () { if (input.checked) { selectCriterion(input.value); } });
+    });
+    selectCriterion(criterion);
+  }
+  window.PerSEvalReport.selectCriterion = selectCriterion;
 })();

@@ -6,6 +6,7 @@ import copy
 import csv
 import json
 import math
+import re
 
 import numpy as np
 import pytest
@@ -227,3 +228,94 @@ def test_display_changes_no_number(report_document) -> None:
     figure_texts(report_document)
     assert json.dumps(report_document, sort_keys=True) == json.dumps(before, sort_keys=True)
     assert display.DECIMALS == 4 and display.P_DECIMALS == 3
+
+
+# ------------------------------------------------------------------------------------------ pairwise judgments
+def _pairwise_report(regularise: bool = False) -> dict:
+    """A report with a pairwise section built from judgments (A > B > C; ``regularise``: A never loses in
+    ``fit``)."""
+    from metaeval.core.pairwise.judgments import Judgment, JudgmentTable
+    from metaeval.core.pairwise.report import build_pairwise_report
+
+    rows, line = [], 1
+    for criterion in ("quality", "fit"):
+        for case in range(10):
+            for a, b, wins in (("A", "B", 7), ("B", "C", 6), ("A", "C", 8)):
+                winner = "model_a" if case < wins else "tie" if case == wins else "model_b"
+                if regularise and criterion == "fit" and a == "A":
+                    winner = "model_a"
+                rows.append(Judgment(case_id=f"c{case}", criterion=criterion, model_a=a, model_b=b, winner=winner,
+                                     line=line))
+                line += 1
+    rows.append(Judgment(case_id="c0", criterion="fit", model_a="A", model_b="B", winner="invalid", line=line))
+    section = build_pairwise_report(JudgmentTable(tuple(rows), source="j.csv"), seed=9, n_boot=30, repetitions=50)
+    tables = section.pop("tables")
+    return {"pairwise": section, "tables": tables}
+
+
+def test_pairwise_tables_have_captions_and_headings_in_words() -> None:
+    document = _pairwise_report()
+    for name, rows in document["tables"].items():
+        title, text = caption(name)
+        assert title.startswith("Pairwise judgments · ") and text, name
+        view = table_view(name, rows)
+        assert len(view["rows"]) == len(rows)
+        for column in view["columns"]:
+            assert "_" not in column["heading"] and column["heading"] != column["key"], (name, column)
+        for row in view["rows"]:
+            for cell in row:
+                assert not re.search(r"\d[eE][-+]?\d", cell["text"]) and "nan" not in cell["text"].lower()
+    assert column_heading("elo_ci_low") == "Elo, 2.5th percentile"
+    assert column_heading("bt_ci_high") == "Bradley-Terry, 97.5th percentile"
+    # the same CSV column reads differently in another table
+    assert column_heading("n", "pairwise_consistency") == "Sample size (games)" and column_heading("n") == "n (systems)"
+    assert column_heading("wins", "pairwise_wtl") == "Games A won" and column_heading("wins") == "Wins"
+    heads = {c["key"]: c["heading"] for c in table_view("pairwise_consistency", document["tables"][
+        "pairwise_consistency"])["columns"]}
+    assert heads["n"] == "Sample size (games)" and heads["ties"] == "Games tied"
+
+
+def test_pairwise_view_per_criterion() -> None:
+    document = _pairwise_report()
+    view = display.pairwise_view(document)
+    assert view is not None
+    assert [c["criterion"] for c in view["criteria"]] == ["fit", "quality", "overall"]
+    assert [c["name"] for c in view["criteria"]] == ["Fit", "Quality", "Overall (all criteria)"]
+    assert [c["selected"] for c in view["criteria"]] == [False, False, True] and view["selected"] == "overall"
+    assert view["judgments"] == {"read": "61", "invalid": "1", "games": "60", "source": "j.csv",
+                                 "systems": ["A", "B", "C"]}
+    stored = [row for row in document["pairwise"]["wtl"] if row["criterion"] == "quality"]
+    quality = view["criteria"][1]["rows"]
+    assert [(r["model_a"], r["model_b"]) for r in quality] == [("A", "B"), ("B", "C"), ("A", "C")]
+    assert [r["win"] for r in quality] == [fmt_number(row["win"]) for row in stored] == ["70.0000", "60.0000",
+                                                                                           "80.0000"]
+    assert quality[0]["cases"] == "10" and quality[0]["ties"] == "1" and quality[0]["losses"] == "2"
+    assert view["settings"]["elo"] == "K = 4, scale 400, base 10, initial rating 1000"
+    assert view["settings"]["bootstrap"] == ("30 bootstrap rounds of the games, intervals from the 2.5th to the "
+                                             "97.5th percentile")
+    assert view["settings"]["consistency"].startswith("50 repetitions at n = 5, 10, 20, 50, 100, 200, 500")
+    assert "α = 0.05" in view["settings"]["consistency"] and view["settings"]["seed"] == "9 (bootstrap), 10 " \
+        "(consistency curves)"
+    assert view["regularised"] == []
+    assert display.pairwise_view({"tables": {}}) is None and display.pairwise_view({"pairwise": None}) is None
+    texts = figure_texts({**document, "parameters": {}})
+    assert texts["pairwise"] == {"criterion": "overall",
+                                 "criteria": {"fit": "Fit", "quality": "Quality", "overall": "Overall (all criteria)"}}
+    assert figure_texts({"parameters": {}})["pairwise"] == {}
+
+
+def test_pairwise_view_notes_a_regularised_fit() -> None:
+    document = _pairwise_report(regularise=True)
+    regularised = document["pairwise"]["regularised"]
+    assert regularised["fit"]["point"] and not regularised["quality"]["point"]
+    notes = display.pairwise_view(document)["regularised"]  # type: ignore[index]
+    assert len(notes) == 1 + bool(regularised["quality"]["bootstrap_rounds"])
+    assert notes[0].startswith("Fit: Bradley-Terry was regularised in the point fit")
+    rounds = regularised["fit"]["bootstrap_rounds"]
+    assert (f" and {rounds} of 30 bootstrap rounds" in notes[0]) is bool(rounds)
+
+
+def test_criterion_names() -> None:
+    assert display.criterion_name("overall") == "Overall (all criteria)"
+    assert display.criterion_name("personal_fit") == "Personal fit"
+    assert display.criterion_name("Quality") == "Quality"
