@@ -10,7 +10,7 @@ The output is a judgment CSV (columns :data:`~metaeval.core.judges.runner.COLUMN
 and ``consistency`` read it as it is), one row appended and flushed per judgment, and ``OUT.meta.json``: the judge's
 settings (never the API key), the templates' SHA-256, criteria, runs and counts. ``--resume`` appends to an
 existing file and skips the (case, systems, criterion, run) already in it; it refuses a file made with other judge
-settings, templates or runs. Conventions: docs/conventions.md sec. 19.
+settings, templates or runs. Conventions: docs/conventions.md sec. 20.
 """
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ def add_judge_command(commands: Any) -> argparse.ArgumentParser:
     parser: argparse.ArgumentParser = commands.add_parser(
         "judge", help="LLM A/B judgments of pairs of texts (AuPEL), written as a pairwise judgment file",
         description="Ask an LLM judge which of two systems' texts is better on each criterion, R times per case "
-        "with half of the runs in each order, and write a pairwise judgment file (docs/conventions.md sec. 19).")
+        "with half of the runs in each order, and write a pairwise judgment file (docs/conventions.md sec. 20).")
     parser.add_argument("cases", help="JSON Lines file of cases: case_id, model_a, model_b, text_a, text_b, "
                         "context, examples, doc_id, reader_id")
     parser.add_argument("--judge", choices=["openai", "transformers"], required=True,

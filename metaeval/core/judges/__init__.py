@@ -1,6 +1,6 @@
 """LLM judges for the pairwise protocol (AuPEL sec. 3.4): cases, prompts, the order-balanced plan, answer parsing,
 judges (OpenAI-compatible HTTP, local transformers) and the runner that writes judgment-table rows. No Django.
-Conventions: docs/conventions.md sec. 19."""
+Conventions: docs/conventions.md sec. 20."""
 from __future__ import annotations
 
 from .base import Judge, JudgeConfigError, JudgeError

@@ -1,4 +1,4 @@
-"""What every judge is: a named chat completer whose settings can be recorded (conventions sec. 19, item 6)."""
+"""What every judge is: a named chat completer whose settings can be recorded (conventions sec. 20, item 6)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence

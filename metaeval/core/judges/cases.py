@@ -1,5 +1,5 @@
 """Judge cases: one (context Q, reader examples U_t, two systems' texts) to compare (AuPEL sec. 3.4; conventions
-sec. 19).
+sec. 20).
 
 File layout: JSON Lines (or concatenated / pretty-printed JSON objects, or one JSON array), one object per case::
 

@@ -1,5 +1,5 @@
 """A judge behind any OpenAI-compatible chat-completions endpoint (OpenAI, vLLM, llama.cpp server, Ollama, ...)
-(conventions sec. 19, item 6).
+(conventions sec. 20, item 6).
 
 ``POST {base_url}/chat/completions`` with ``{"model", "messages", "temperature", "max_tokens"[, "seed"]}`` and,
 when ``api_key_env`` names an environment variable, ``Authorization: Bearer <its value>``. The key is read once,

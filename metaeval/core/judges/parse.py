@@ -1,4 +1,4 @@
-"""A judge's raw reply -> ``"A"``, ``"B"`` or None (invalid) (conventions sec. 19, item 4).
+"""A judge's raw reply -> ``"A"``, ``"B"`` or None (invalid) (conventions sec. 20, item 4).
 
 The rule, in order:
 

@@ -1,5 +1,5 @@
 """The judge plan: every (case, criterion, run) to ask, with the order the two texts are shown in (AuPEL sec. 3.4;
-conventions sec. 19, item 2).
+conventions sec. 20, item 2).
 
 Each case is judged ``runs`` times per criterion (default 40, as in the paper); ``runs`` must be even. Run r shows
 ``model_a``'s text first when r is odd and ``model_b``'s when r is even, so exactly half of a case's runs in each

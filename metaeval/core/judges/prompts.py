@@ -1,4 +1,4 @@
-"""Judge prompts: one chat template (system + user message) per criterion (AuPEL sec. 3.4; conventions sec. 19).
+"""Judge prompts: one chat template (system + user message) per criterion (AuPEL sec. 3.4; conventions sec. 20).
 
 A template's text may use the placeholders ``{context}`` (Q), ``{examples}`` (U_t as a numbered list: ``1. ...``
 one per line), ``{first}`` and ``{second}`` (the texts in the order shown, labelled Text A and Text B by the

@@ -1,5 +1,5 @@
 """Run a judge over a plan: prompts, calls (bounded thread pool), answers mapped back to systems (conventions
-sec. 19, items 3-5).
+sec. 20, items 3-5).
 
 Request r shows ``r.shown_first``'s text as Text A; answer ``A`` makes that side the winner and ``B`` the other
 side. An answer that :func:`~metaeval.core.judges.parse.parse_answer` cannot read, and a call that fails after

@@ -1,4 +1,4 @@
-"""A judge that is a local causal language model loaded with transformers (conventions sec. 19, item 6).
+"""A judge that is a local causal language model loaded with transformers (conventions sec. 20, item 6).
 
 The model is a local folder holding ``config.json``, the weights and the tokenizer files (as written by
 ``save_pretrained``); nothing is downloaded (``local_files_only=True``). The prompt is the tokenizer's chat

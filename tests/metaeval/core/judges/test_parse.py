@@ -1,4 +1,4 @@
-"""The answer parsing rule (conventions sec. 19, item 4)."""
+"""The answer parsing rule (conventions sec. 20, item 4)."""
 from __future__ import annotations
 
 import pytest

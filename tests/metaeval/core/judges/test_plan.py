@@ -1,4 +1,4 @@
-"""The order-balanced plan (conventions sec. 19, item 2)."""
+"""The order-balanced plan (conventions sec. 20, item 2)."""
 from __future__ import annotations
 
 from collections import Counter
