@@ -177,6 +177,21 @@ def ratings_stream(rows: Iterable[dict[str, object]], fmt: str, batch: int = EXP
         yield render(part)[len(header):]
 
 
+def _export_format(request: Request) -> str:
+    """``?as=`` (or ``?format=``): csv (default) or jsonl; another value is a 400 naming the field."""
+    fmt = request.query_params.get("as") or request.query_params.get("format") or "csv"
+    if fmt not in exporting.FORMATS:
+        raise ValidationError({"as": [f"Unknown format \"{fmt}\"; choose {' or '.join(exporting.FORMATS)}."]})
+    return fmt
+
+
+def _export_stream(study: Study, fmt: str, rows: Iterable[dict[str, object]], write: Callable[..., int],
+                   what: str) -> StreamingHttpResponse:
+    response = StreamingHttpResponse(ratings_stream(rows, fmt, write=write), content_type=EXPORT_CONTENT_TYPES[fmt])
+    response["Content-Disposition"] = f'attachment; filename="{study.slug}-{what}.{fmt}"'
+    return response
+
+
 class StudyRatings(APIView):
     content_negotiation_class = _IgnoreFormatNegotiation
 
@@ -203,16 +218,10 @@ class StudyRatings(APIView):
         tags=["studies"],
     )
     def get(self, request: Request, slug: str) -> StreamingHttpResponse:
-        fmt = request.query_params.get("as") or request.query_params.get("format") or "csv"
-        if fmt not in exporting.FORMATS:
-            raise ValidationError({"as": [f"Unknown format \"{fmt}\"; choose {' or '.join(exporting.FORMATS)}."]})
+        fmt = _export_format(request)
         study = _study(slug)
-        response = StreamingHttpResponse(
-            ratings_stream(survey_selectors.ratings_export_rows(study=study), fmt),
-            content_type=EXPORT_CONTENT_TYPES[fmt],
-        )
-        response["Content-Disposition"] = f'attachment; filename="{study.slug}-ratings.{fmt}"'
-        return response
+        return _export_stream(study, fmt, survey_selectors.ratings_export_rows(study=study), exporting.write_ratings,
+                              "ratings")
 
 
 class StudyJudgments(APIView):
@@ -240,19 +249,13 @@ class StudyJudgments(APIView):
         tags=["studies"],
     )
     def get(self, request: Request, slug: str) -> StreamingHttpResponse | Response:
-        fmt = request.query_params.get("as") or request.query_params.get("format") or "csv"
-        if fmt not in exporting.FORMATS:
-            raise ValidationError({"as": [f"Unknown format \"{fmt}\"; choose {' or '.join(exporting.FORMATS)}."]})
+        fmt = _export_format(request)
         study = _study(slug)
         if study.kind != Study.Kind.PREFERENCE:
             return Response({"detail": f'Study "{slug}" collects ratings, not judgments: see its ratings/.'},
                             status=status.HTTP_409_CONFLICT)
-        response = StreamingHttpResponse(
-            ratings_stream(survey_selectors.judgment_export_rows(study=study), fmt, write=exporting.write_judgments),
-            content_type=EXPORT_CONTENT_TYPES[fmt],
-        )
-        response["Content-Disposition"] = f'attachment; filename="{study.slug}-judgments.{fmt}"'
-        return response
+        return _export_stream(study, fmt, survey_selectors.judgment_export_rows(study=study),
+                              exporting.write_judgments, "judgments")
 
 
 # -------------------------------------------------------------------------------------------------- runs

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import io
+from collections.abc import Callable, Iterable
 from dataclasses import asdict
 from functools import wraps
 
@@ -60,31 +61,32 @@ def study_progress_json(request: HttpRequest, slug: str) -> JsonResponse:
     return JsonResponse({"study": study.slug, "status": study.status, **asdict(progress), "percent": progress.percent})
 
 
-@researcher_required
-def ratings_download(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
-    study = get_object_or_404(Study, slug=slug)
+def _export_download(study: Study, fmt: str, rows: Iterable[dict[str, object]], write: Callable[..., int],
+                     what: str) -> HttpResponse:
+    """``rows`` written by ``write`` (``exporting.write_ratings`` / ``write_judgments``) as an attachment."""
     if fmt not in exporting.FORMATS:
         return HttpResponse(f"unknown format {fmt!r}", status=400, content_type="text/plain")
     buffer = io.StringIO()
-    exporting.write_ratings(selectors.ratings_export_rows(study=study), buffer, fmt)
+    write(rows, buffer, fmt)
     content_type = "text/csv" if fmt == "csv" else "application/x-ndjson"
     response = HttpResponse(buffer.getvalue(), content_type=f"{content_type}; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{study.slug}-ratings.{fmt}"'
+    response["Content-Disposition"] = f'attachment; filename="{study.slug}-{what}.{fmt}"'
     return response
+
+
+@researcher_required
+def ratings_download(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
+    study = get_object_or_404(Study, slug=slug)
+    return _export_download(study, fmt, selectors.ratings_export_rows(study=study), exporting.write_ratings,
+                            "ratings")
 
 
 @researcher_required
 def judgments_download(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
     """A preference study's judgments as a judgment file (``manage.py export_judgments``)."""
     study = get_object_or_404(Study, slug=slug, kind=Study.Kind.PREFERENCE)
-    if fmt not in exporting.FORMATS:
-        return HttpResponse(f"unknown format {fmt!r}", status=400, content_type="text/plain")
-    buffer = io.StringIO()
-    exporting.write_judgments(selectors.judgment_export_rows(study=study), buffer, fmt)
-    content_type = "text/csv" if fmt == "csv" else "application/x-ndjson"
-    response = HttpResponse(buffer.getvalue(), content_type=f"{content_type}; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{study.slug}-judgments.{fmt}"'
-    return response
+    return _export_download(study, fmt, selectors.judgment_export_rows(study=study), exporting.write_judgments,
+                            "judgments")
 
 
 @researcher_required

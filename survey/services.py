@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import random
 import secrets
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import timedelta
 
 from django.db import IntegrityError, transaction
@@ -57,6 +57,21 @@ class SubmissionInvalid(SurveyError):
 
 def _token(nbytes: int = 18) -> str:
     return secrets.token_urlsafe(nbytes)
+
+
+def _key_maker() -> Callable[[], str]:
+    """A source of random field keys for one assignment's page, none repeated (they name the form fields, so they
+    carry no ids)."""
+    keys: set[str] = set()
+
+    def fresh_key() -> str:
+        key = _token(6)
+        while key in keys:
+            key = _token(6)
+        keys.add(key)
+        return key
+
+    return fresh_key
 
 
 # --------------------------------------------------------------------------------------------- design
@@ -231,15 +246,7 @@ def _new_assignment(
         items = items.filter(identical=False)
     item_ids = list(items.values_list("id", flat=True))
     order = design.presentation_order(item_ids, seed)
-    keys: set[str] = set()
-
-    def fresh_key() -> str:
-        key = _token(6)
-        while key in keys:
-            key = _token(6)
-        keys.add(key)
-        return key
-
+    fresh_key = _key_maker()
     presentation: list[dict[str, object]] = [{"key": fresh_key(), "item": p.item, "swap": p.swap} for p in order]
     for check in _attention_pairs(study, questionnaire, seed):
         presentation.insert(random.Random(seed + len(presentation)).randrange(len(presentation) + 1),
@@ -286,15 +293,7 @@ def _preference_presentation(study: Study, questionnaire: Questionnaire, seed: i
     """The pairs in a seeded order, each with a fresh key and ``swap`` (system_b's text shown first), and the
     study's gold pairs (:func:`_gold_pairs`) at seeded positions among them."""
     item_ids = list(questionnaire.preference_items.order_by("position").values_list("id", flat=True))
-    keys: set[str] = set()
-
-    def fresh_key() -> str:
-        key = _token(6)
-        while key in keys:
-            key = _token(6)
-        keys.add(key)
-        return key
-
+    fresh_key = _key_maker()
     presentation: list[dict[str, object]] = [
         {"key": fresh_key(), "pitem": shown.item, "swap": shown.swap}
         for shown in design.presentation_order(item_ids, seed)
