@@ -177,6 +177,19 @@ def ratings_stream(rows: Iterable[dict[str, object]], fmt: str, batch: int = EXP
         yield render(part)[len(header):]
 
 
+#: the exports' format parameter and responses (ratings and judgments alike)
+_EXPORT_FORMAT = OpenApiParameter("as", str, enum=list(exporting.FORMATS), default="csv",
+                                  description="csv (with a header line) or jsonl (one JSON object a line)")
+_EXPORT_RESPONSES = {
+    (200, "text/csv"): OpenApiResponse(OpenApiTypes.STR, description="CSV with a header line"),
+    (200, "application/x-ndjson"): OpenApiResponse(OpenApiTypes.STR, description="JSON Lines"),
+    (400, "application/json"): OpenApiTypes.OBJECT,
+    (401, "application/json"): _DETAIL,
+    (403, "application/json"): _DETAIL,
+    (404, "application/json"): _DETAIL,
+}
+
+
 def _export_format(request: Request) -> str:
     """``?as=`` (or ``?format=``): csv (default) or jsonl; another value is a 400 naming the field."""
     fmt = request.query_params.get("as") or request.query_params.get("format") or "csv"
@@ -205,16 +218,8 @@ class StudyRatings(APIView):
             "the format with `?as=csv` (default) or "
             "`?as=jsonl`; `?format=` is accepted as a synonym."
         ),
-        parameters=[OpenApiParameter("as", str, enum=list(exporting.FORMATS), default="csv",
-                                     description="csv (with a header line) or jsonl (one JSON object a line)")],
-        responses={
-            (200, "text/csv"): OpenApiResponse(OpenApiTypes.STR, description="CSV with a header line"),
-            (200, "application/x-ndjson"): OpenApiResponse(OpenApiTypes.STR, description="JSON Lines"),
-            (400, "application/json"): OpenApiTypes.OBJECT,
-            (401, "application/json"): _DETAIL,
-            (403, "application/json"): _DETAIL,
-            (404, "application/json"): _DETAIL,
-        },
+        parameters=[_EXPORT_FORMAT],
+        responses=_EXPORT_RESPONSES,
         tags=["studies"],
     )
     def get(self, request: Request, slug: str) -> StreamingHttpResponse:
@@ -235,17 +240,8 @@ class StudyJudgments(APIView):
             "reader_id`; what `python -m metaeval pairwise` reads), streamed; `?as=csv` (default) or `?as=jsonl`. "
             "409 for a similarity study (its ratings are under `ratings/`)."
         ),
-        parameters=[OpenApiParameter("as", str, enum=list(exporting.FORMATS), default="csv",
-                                     description="csv (with a header line) or jsonl (one JSON object a line)")],
-        responses={
-            (200, "text/csv"): OpenApiResponse(OpenApiTypes.STR, description="CSV with a header line"),
-            (200, "application/x-ndjson"): OpenApiResponse(OpenApiTypes.STR, description="JSON Lines"),
-            (400, "application/json"): OpenApiTypes.OBJECT,
-            (401, "application/json"): _DETAIL,
-            (403, "application/json"): _DETAIL,
-            (404, "application/json"): _DETAIL,
-            (409, "application/json"): _DETAIL,
-        },
+        parameters=[_EXPORT_FORMAT],
+        responses={**_EXPORT_RESPONSES, (409, "application/json"): _DETAIL},
         tags=["studies"],
     )
     def get(self, request: Request, slug: str) -> StreamingHttpResponse | Response:
