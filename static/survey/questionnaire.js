@@ -2,13 +2,13 @@
 // the active question highlighted, keys that answer it and move on.
 // - Similarity pages (<form id="ratings-form">): one question per pair ([data-pair]); a digit key rates the active
 //   pair with that point of the scale (the radio buttons the page has: 1-6).
-// - A/B pages (<form id="preference-form" data-ab>): one question per pair and criterion ([data-question]); a / b
+// - A/B pages (<form id="ab-form" data-ab>): one question per pair and criterion ([data-question]); a / b
 //   (or the left / right arrows) choose Text A / Text B, t "About the same" where offered.
 // On both, j / k (or Shift+Down / Shift+Up) move between questions. The form says what its questions are
 // (data-item) and how the progress reads (data-progress).
 (function () {
   "use strict";
-  var form = document.getElementById("ratings-form") || document.getElementById("preference-form");
+  var form = document.getElementById("ratings-form") || document.getElementById("ab-form");
   if (!form) return;
   var questions = Array.prototype.slice.call(form.querySelectorAll(form.getAttribute("data-item") || "[data-pair]"));
   var noun = form.getAttribute("data-progress") || "pairs rated";
