@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from metaeval.cli_accuracy import add_accuracy_command
-from metaeval.cli_args import at_least
+from metaeval.cli_args import at_least, comma_list
 from metaeval.cli_consistency import add_consistency_command
 from metaeval.cli_judge import add_judge_command
 from metaeval.cli_pairwise import add_pairwise_command
@@ -87,7 +87,7 @@ def options_from_args(args: argparse.Namespace, *, beta_default: float, has_rati
         params = Params(**{"beta": beta_default, **{name: value for name, value in given.items() if value is not None}})
     except OptionError as exc:
         raise UsageError(f"{next(o.flag for o in PARAMETERS if o.name == exc.name)}: {exc}") from None
-    systems = [s.strip() for s in args.systems.split(",") if s.strip()] if args.systems else None
+    systems = comma_list(args.systems) if args.systems else None
     return RunOptions(
         measures=measures, params=params, compat=args.compat == "authors", missing=args.missing,
         aux=aux, systems=systems, preprocess=args.preprocess, workers=args.workers,

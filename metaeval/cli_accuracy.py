@@ -17,7 +17,7 @@ import secrets
 import sys
 from typing import Any
 
-from metaeval.cli_args import at_least, number
+from metaeval.cli_args import at_least, comma_list, number
 from metaeval.core.pairwise.judgments import OVERALL, load_judgments, with_judge_kind
 from metaeval.core.pairwise_accuracy import truth_accuracy
 from metaeval.core.records import json_safe, write_csv
@@ -56,7 +56,7 @@ def add_accuracy_command(commands: Any) -> argparse.ArgumentParser:
 def cmd_accuracy(args: argparse.Namespace) -> int:
     table = load_judgments(args.judgments)
     if args.judge_kind:
-        table = with_judge_kind(table, [kind.strip() for kind in args.judge_kind.split(",") if kind.strip()])
+        table = with_judge_kind(table, comma_list(args.judge_kind))
     if not 0 <= args.tie_credit <= 1:
         print("error: --tie-credit must lie between 0 and 1", file=sys.stderr)
         return 2

@@ -5,7 +5,7 @@ import argparse
 import math
 from collections.abc import Callable
 
-__all__ = ["at_least", "number"]
+__all__ = ["at_least", "comma_list", "number"]
 
 
 def at_least(low: int) -> Callable[[str], int]:
@@ -36,3 +36,9 @@ def number(low: float, *, above: bool = False) -> Callable[[str], float]:
         return value
 
     return parse
+
+
+def comma_list(text: str) -> list[str]:
+    """The comma-separated names of an option (``--judge-kind human,llm``, ``--systems A,B``), stripped, blanks
+    dropped, in order."""
+    return [part.strip() for part in text.split(",") if part.strip()]

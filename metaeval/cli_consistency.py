@@ -18,7 +18,7 @@ import secrets
 import sys
 from typing import Any
 
-from metaeval.cli_args import at_least
+from metaeval.cli_args import at_least, comma_list
 from metaeval.core.pairwise.games import criteria_games, pair_outcomes, play
 from metaeval.core.pairwise.judgments import load_judgments, with_judge_kind
 from metaeval.core.pairwise_consistency import consistency_curve
@@ -71,7 +71,7 @@ def add_consistency_command(commands: Any) -> argparse.ArgumentParser:
 def cmd_consistency(args: argparse.Namespace) -> int:
     table = load_judgments(args.judgments)
     if args.judge_kind:
-        table = with_judge_kind(table, [kind.strip() for kind in args.judge_kind.split(",") if kind.strip()])
+        table = with_judge_kind(table, comma_list(args.judge_kind))
     model_a, model_b = args.models
     by_criterion = criteria_games(play(table.judgments))
     if args.criterion is not None:

@@ -25,7 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from metaeval.cli_args import at_least, number
+from metaeval.cli_args import at_least, comma_list, number
 from metaeval.core.judges.base import Judge, JudgeConfigError
 from metaeval.core.judges.cases import load_cases
 from metaeval.core.judges.plan import DEFAULT_RUNS, PlanError, RequestKey, plan
@@ -194,7 +194,7 @@ class _Progress:
 
 
 def cmd_judge(args: argparse.Namespace) -> int:
-    criteria = list(dict.fromkeys(name.strip() for name in args.criteria.split(",") if name.strip()))
+    criteria = list(dict.fromkeys(comma_list(args.criteria)))
     if args.runs % 2:
         return _error(f"--runs {args.runs}: must be even (half of the runs show each text first)")
     templates = load_templates(args.templates) if args.templates else dict(DEFAULT_TEMPLATES)

@@ -17,11 +17,11 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from metaeval.cli_args import at_least, number
+from metaeval.cli_args import at_least, comma_list, number
 from metaeval.core.pairwise.bootstrap import PERCENTILES
 from metaeval.core.pairwise.bradley_terry import REGULARISER
 from metaeval.core.pairwise.elo import EloParams
-from metaeval.core.pairwise.games import play, win_tie_loss
+from metaeval.core.pairwise.games import NoGames, require_games, win_tie_loss
 from metaeval.core.pairwise.judgments import load_judgments, with_judge_kind
 from metaeval.core.pairwise.leaderboard import COLUMNS, leaderboard
 from metaeval.core.records import json_safe, write_csv
@@ -60,14 +60,14 @@ def cmd_pairwise(args: argparse.Namespace) -> int:
     table = load_judgments(args.judgments)
     read = len(table.judgments)
     if args.judge_kind:
-        table = with_judge_kind(table, [kind.strip() for kind in args.judge_kind.split(",") if kind.strip()])
+        table = with_judge_kind(table, comma_list(args.judge_kind))
         if not table.judgments:
             print(f"error: {table.source}: no judgments with judge_kind {args.judge_kind}", file=sys.stderr)
             return 2
-    games = play(table.judgments)
-    if not games:
-        print(f"error: {table.source}: no valid judgment ({table.invalid} invalid), so there is no game to rate",
-              file=sys.stderr)
+    try:
+        games = require_games(table)
+    except NoGames as exc:
+        print(f"error: {exc}", file=sys.stderr)
         return 2
     seed = secrets.randbelow(2**31) if args.seed is None else args.seed
     params = EloParams(k=args.k, scale=args.scale, base=args.base, init=args.init)

@@ -35,9 +35,9 @@ from metaeval.core import studies
 from metaeval.core.cache import DistanceCache, open_cache
 from metaeval.core.corpus import MissingSummary
 from metaeval.core.measures.registry import MEASURES
-from metaeval.core.pairwise.games import criteria_games, play, systems_in_order
+from metaeval.core.pairwise.games import criteria_games, require_games, systems_in_order
 from metaeval.core.pairwise.judgments import judgments_from_bytes
-from metaeval.core.pairwise.report import NoGames, build_pairwise_report
+from metaeval.core.pairwise.report import build_pairwise_report
 from metaeval.core.pipeline import Distribute, Progress, ProgressEvent, RunOptions, RunResult, run_scores
 from metaeval.core.progress import ProgressTracker, planned_steps
 from metaeval.core.records import run_document
@@ -563,7 +563,7 @@ def judgment_set_import(
 
     The whole file is parsed first (:func:`metaeval.core.pairwise.judgments.judgments_from_bytes`; an
     ``ImportFileError`` lists every ``file:line: field`` problem) and must give at least one game
-    (:class:`~metaeval.core.pairwise.report.NoGames` otherwise); only then is a row written. ``ValueError`` for
+    (:class:`~metaeval.core.pairwise.games.NoGames` otherwise); only then is a row written. ``ValueError`` for
     a bad or taken name."""
     name = name.strip()
     if not SLUG.fullmatch(name):
@@ -571,9 +571,7 @@ def judgment_set_import(
     if JudgmentSet.objects.filter(name=name).exists():
         raise ValueError(f'name "{name}": a judgment set of that name exists already')
     table = judgments_from_bytes(data, file_name)
-    games = play(table.judgments)
-    if not games:
-        raise NoGames(f"{file_name}: no valid judgment ({table.invalid} invalid), so there is no game to rate")
+    games = require_games(table)
     try:
         with transaction.atomic():
             stored = JudgmentSet.objects.create(

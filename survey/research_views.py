@@ -180,8 +180,7 @@ def study_participants(request: HttpRequest, slug: str) -> HttpResponse:
              "spearman": selectors.LOW_AGREEMENT_SPEARMAN, "position": selectors.POSITION_BIAS_SHARE,
              "position_answers": selectors.POSITION_BIAS_MIN_ANSWERS},
          "preference": study.kind == Study.Kind.PREFERENCE,
-         "below_gold": sum(1 for row in rows if study.gold_threshold is not None and row.attention_total
-                           and row.attention_passed / row.attention_total < study.gold_threshold)},
+         "below_gold": sum(1 for row in rows if row.below_gold)},
     )
 
 

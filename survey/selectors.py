@@ -468,6 +468,8 @@ class ParticipantRow:
     #: many answers; None for similarity studies
     first_share: float | None = None
     choices: int = 0
+    #: preference studies with a gold threshold: their share of gold pairs answered right is below it
+    below_gold: bool = False
 
     @property
     def minutes_on_task(self) -> float:
@@ -475,7 +477,8 @@ class ParticipantRow:
 
 
 def _flags(per_pair: float | None, quality: RaterQuality | None, passed: int, total: int, *,
-           first_share: float | None = None, choices: int = 0, gold_threshold: float | None = None) -> list[str]:
+           first_share: float | None = None, choices: int = 0, gold_threshold: float | None = None,
+           below_gold: bool = False) -> list[str]:
     flags = []
     if per_pair is not None and per_pair < FAST_SECONDS_PER_PAIR:
         flags.append(f"fast: {per_pair:.1f} s per pair")
@@ -486,7 +489,7 @@ def _flags(per_pair: float | None, quality: RaterQuality | None, passed: int, to
         if not math.isnan(rho) and rho < LOW_AGREEMENT_SPEARMAN:
             flags.append(f"low agreement: Spearman {rho:.2f} with the others")
     if gold_threshold is not None and total:
-        if passed / total < gold_threshold:
+        if below_gold:
             flags.append(f"gold {passed} of {total} right, below the study's threshold {gold_threshold:g}")
     elif passed < total:
         flags.append(f"failed {total - passed} of {total} attention pairs")
@@ -536,13 +539,14 @@ def study_participants(*, study: Study) -> list[ParticipantRow]:
         q = quality.get(rater)
         seconds = statistics.median(per_pair) if per_pair else None
         first_share, choices = shares.get(participant.pk, (None, 0)) if preference else (None, 0)
+        below_gold = threshold is not None and bool(checks) and passed / len(checks) < threshold
         out.append(ParticipantRow(
             participant=participant, rater=rater, sets=len(sets), codes=[a.completion_code for a in sets],
             seconds_on_task=sum(spans), seconds_per_pair=seconds, quality=q,
             attention_passed=passed, attention_total=len(checks),
             flags=_flags(seconds, q, passed, len(checks), first_share=first_share, choices=choices,
-                         gold_threshold=threshold),
-            first_share=first_share, choices=choices,
+                         gold_threshold=threshold, below_gold=below_gold),
+            first_share=first_share, choices=choices, below_gold=below_gold,
         ))
     return out
 
@@ -623,16 +627,6 @@ def preference_plan(*, study: Study) -> tuple[list[PlannedPreference], list[str]
     return planned, skipped
 
 
-@dataclass(frozen=True)
-class ShownChoice:
-    """One pair of a preference page as shown: its key, number and the two texts in the order shown (no ids)."""
-
-    key: str
-    number: int
-    first: str
-    second: str
-
-
 def preference_context(assignment: Assignment) -> dict[str, object]:
     """What a preference page shows besides the pairs: the article and the reader's example texts
     (``pairwise_design.reader_examples``: their own headlines on other documents)."""
@@ -652,7 +646,7 @@ def preference_context(assignment: Assignment) -> dict[str, object]:
     return {"article": questionnaire.document, "examples": [text for _doc, text in examples]}
 
 
-def assignment_choices(assignment: Assignment) -> list[ShownChoice]:
+def assignment_choices(assignment: Assignment) -> list[ShownPair]:
     """The assignment's preference pairs in its recorded order and sides; carries no ids or system names."""
     items = {
         item.pk: item
@@ -663,13 +657,13 @@ def assignment_choices(assignment: Assignment) -> list[ShownChoice]:
     shown = []
     for number, entry in enumerate(assignment.presentation, start=1):
         if "gold" in entry:  # a known-answer pair, looking like any other; its texts stored with it
-            shown.append(ShownChoice(key=entry["key"], number=number, first=entry["first"], second=entry["second"]))
+            shown.append(ShownPair(key=entry["key"], number=number, first=entry["first"], second=entry["second"]))
             continue
         item = items[entry["pitem"]]
         first, second = item.summary_a.text, item.summary_b.text
         if entry.get("swap"):
             first, second = second, first
-        shown.append(ShownChoice(key=entry["key"], number=number, first=first, second=second))
+        shown.append(ShownPair(key=entry["key"], number=number, first=first, second=second))
     return shown
 
 
@@ -718,5 +712,4 @@ def below_gold_threshold(*, study: Study) -> list[int]:
     """Participant ids of a preference study whose share of gold pairs answered right is below its threshold."""
     if study.kind != Study.Kind.PREFERENCE or study.gold_threshold is None:
         return []
-    return [row.participant.pk for row in study_participants(study=study)
-            if row.attention_total and row.attention_passed / row.attention_total < study.gold_threshold]
+    return [row.participant.pk for row in study_participants(study=study) if row.below_gold]

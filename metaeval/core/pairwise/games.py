@@ -13,10 +13,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from metaeval.core.pairwise.judgments import OVERALL, Judgment, gc_paused
+from metaeval.core.pairwise.judgments import OVERALL, Judgment, JudgmentTable, gc_paused
 
-__all__ = ["Game", "GameArrays", "WinTieLoss", "criteria_games", "encode", "pair_outcomes", "play", "systems_in_order",
-           "win_tie_loss"]
+__all__ = ["Game", "GameArrays", "NoGames", "WinTieLoss", "criteria_games", "encode", "pair_outcomes", "play",
+           "require_games", "systems_in_order", "win_tie_loss"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +33,19 @@ class Game:
 
     def score_of(self, system: str) -> float:
         return self.score if system == self.model_a else 1.0 - self.score
+
+
+class NoGames(ValueError):
+    """The judgments give no game (empty, or only ``invalid`` judgments)."""
+
+
+def require_games(table: JudgmentTable) -> list[Game]:
+    """The games of ``table`` (:func:`play`); :class:`NoGames`, naming the file, when there is none."""
+    games = play(table.judgments)
+    if not games:
+        raise NoGames(f"{table.source or 'the judgments'}: no valid judgment ({table.invalid} invalid), "
+                      "so there is no game to rate")
+    return games
 
 
 def play(judgments: Iterable[Judgment]) -> list[Game]:

@@ -21,22 +21,26 @@ from typing import Any
 from metaeval.core.pairwise.bootstrap import PERCENTILES
 from metaeval.core.pairwise.bradley_terry import REGULARISER
 from metaeval.core.pairwise.elo import AUPEL, EloParams
-from metaeval.core.pairwise.games import Game, criteria_games, pair_outcomes, play, systems_in_order, win_tie_loss
+from metaeval.core.pairwise.games import (
+    Game,
+    NoGames,
+    criteria_games,
+    pair_outcomes,
+    require_games,
+    systems_in_order,
+    win_tie_loss,
+)
 from metaeval.core.pairwise.judgments import JudgmentTable
 from metaeval.core.pairwise.leaderboard import leaderboard
 from metaeval.core.pairwise_consistency import consistency_curve
 from metaeval.core.records import json_safe
 
-__all__ = ["CONSISTENCY_SIZES", "TABLES", "build_pairwise_report", "win_fractions"]
+__all__ = ["CONSISTENCY_SIZES", "TABLES", "NoGames", "build_pairwise_report", "win_fractions"]
 
 #: sample sizes of the report's consistency curves (those not above a pair's pool)
 CONSISTENCY_SIZES = (5, 10, 20, 50, 100, 200, 500)
 #: the report tables this section adds (report["tables"] names)
 TABLES = ("pairwise_ratings", "pairwise_wtl", "pairwise_win_fraction", "pairwise_consistency")
-
-
-class NoGames(ValueError):
-    """The judgments give no game (empty, or only ``invalid`` judgments)."""
 
 
 def win_fractions(games: Sequence[Game]) -> list[dict[str, Any]]:
@@ -98,10 +102,7 @@ def build_pairwise_report(
     """The pairwise section (module docstring): ``{"judgments", "parameters", "regularised", "ratings", "wtl",
     "win_fraction", "consistency", "tables"}``; ``tables`` maps :data:`TABLES` to their rows. Raises
     :class:`NoGames` when no judgment makes a game."""
-    games = play(table.judgments)
-    if not games:
-        raise NoGames(f"{table.source or 'the judgments'}: no valid judgment ({table.invalid} invalid), "
-                      "so there is no game to rate")
+    games = require_games(table)
     board = leaderboard(games, params, n_boot=n_boot, seed=seed, regulariser=REGULARISER)
     wtl = [row.as_row() for row in win_tie_loss(games)]
     fractions = win_fractions(games)
