@@ -97,3 +97,51 @@ def test_the_demo_ab_study_in_the_browser(live_server, browser):
     assert page.locator("#examples li").count() == 3
     page.locator("#article summary").click()  # fold the article, as a reader who has read it would
     page.screenshot(path=str(SHOTS / "preference-demo.png"), full_page=True)
+
+
+def test_a_researcher_reviews_a_preference_study_and_stores_its_judgments(live_server, browser):
+    """Design preview, the participants page's gold exclusion, and *From a preference study*, clicked through."""
+    from django.contrib.auth.models import Group, User
+
+    from metaeval.models import JudgmentSet
+    from survey import services
+    from tests.survey.test_preference import answers
+
+    study = preference_study(slug="review", raters=2, gold_rate=0.34, gold_threshold=0.5)
+    for name, wrong in (("good", False), ("sloppy", True)):
+        participant = services.participant_register(study=study, external_id=name)
+        while True:
+            try:
+                assignment = services.assignment_claim(participant=participant)
+            except services.NoQuestionnaireAvailable:
+                break
+            services.judgments_submit(assignment_public_id=assignment.public_id, participant=participant,
+                                      values=answers(assignment, lambda e, c, w=wrong: (
+                                          {"a": "b", "b": "a"}[e["answer"]] if w else e["answer"]) if "gold" in e
+                                          else "ab"[(e["swap"] + len(c)) % 2]))
+    user = User.objects.create_user("reviewer", password="reviewer-pass-123")
+    user.groups.add(Group.objects.get_or_create(name="researcher")[0])
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(f"{live_server.url}/accounts/login/?next=/research/studies/{study.slug}/")
+    page.fill("input[name=username]", "reviewer")
+    page.fill("input[name=password]", "reviewer-pass-123")
+    page.click("button[type=submit]")
+    page.click("#study-design-link")
+    assert page.inner_text("[data-design=pairs]") == "12" and page.inner_text("[data-design=answers]") == "72"
+    assert page.is_visible("#design-locked")
+    page.go_back()
+    page.click("#study-participants-link")
+    sloppy = page.locator("tr", has_text="sloppy")
+    assert "below the study's threshold 0.5" in sloppy.inner_text()
+    page.click("#exclude-below-gold")
+    page.wait_for_selector("text=1 participant below the gold threshold excluded from scoring.")
+    assert "excluded" in page.locator("tr", has_text="sloppy").locator("[data-scoring]").inner_text()
+    page.click("nav >> text=Pairwise judgments")
+    page.fill("input[name=set_name]", "review-set")
+    page.select_option("select[name=study]", study.slug)
+    page.click("button:has-text(\"Store the study's judgments\")")
+    # the good participant's answers only: 12 pairs x 3 criteria, one game each
+    page.wait_for_selector("text=Judgment set review-set stored: 36 judgments, 36 games.")
+    stored = JudgmentSet.objects.get(name="review-set")
+    assert (stored.judgments, stored.games) == (36, 36)
+    assert page.is_visible("#judgment-set-table tr[data-name=review-set]")
