@@ -313,4 +313,7 @@ METAEVAL_SHARD_PAIRS = int(os.environ.get("METAEVAL_SHARD_PAIRS", "50000"))
 METAEVAL_SHARD_HELPERS = int(os.environ.get("METAEVAL_SHARD_HELPERS", "8"))
 CELERY_BEAT_SCHEDULE = {
     "reclaim-stale-runs": {"task": "metaeval.reclaim_stale_runs", "schedule": max(METAEVAL_RUN_LEASE_SECONDS / 2, 1)},
+    "reclaim-stale-judge-runs": {
+        "task": "survey.reclaim_stale_judge_runs", "schedule": max(METAEVAL_RUN_LEASE_SECONDS / 2, 1),
+    },
 }

@@ -18,6 +18,7 @@ import argparse
 import csv
 import io
 import json
+import re
 import sys
 from collections import Counter
 from collections.abc import Mapping
@@ -28,6 +29,7 @@ from typing import Any, TextIO
 from metaeval.cli_args import at_least, comma_list, number
 from metaeval.core.judges.base import Judge, JudgeConfigError
 from metaeval.core.judges.cases import load_cases
+from metaeval.core.judges.factory import make_judge
 from metaeval.core.judges.plan import DEFAULT_RUNS, PlanError, RequestKey, plan
 from metaeval.core.judges.prompts import CRITERIA, DEFAULT_TEMPLATES, check_templates, load_templates, templates_sha256
 from metaeval.core.judges.runner import COLUMNS, JudgmentRecord, iter_judging
@@ -103,20 +105,23 @@ def _error(message: str) -> int:
 def build_judge(args: argparse.Namespace) -> Judge:
     """The judge the arguments name (:class:`JudgeConfigError` when a needed flag is missing)."""
     if args.judge == "openai":
-        missing = [flag for flag, value in (("--base-url", args.base_url), ("--model", args.model)) if not value]
-        if missing:
-            raise JudgeConfigError(f"--judge openai needs {' and '.join(missing)}")
-        from metaeval.core.judges.openai_http import OpenAIJudge
+        settings = {"base_url": args.base_url, "model": args.model, "api_key_env": args.api_key_env,
+                    "temperature": args.temperature, "max_tokens": args.max_tokens, "timeout": args.timeout,
+                    "retries": args.retries, "backoff": args.backoff, "seed": args.seed, "name": args.judge_name}
+    else:
+        settings = {"model_path": args.model_path, "max_new_tokens": args.max_new_tokens,
+                    "temperature": args.temperature, "seed": args.seed, "device": args.device,
+                    "name": args.judge_name}
+    try:
+        return make_judge(args.judge, settings)
+    except JudgeConfigError as exc:  # the settings' names as the command's flags
+        raise JudgeConfigError(_as_flags(str(exc))) from None
 
-        return OpenAIJudge(args.base_url, args.model, args.api_key_env, temperature=args.temperature,
-                           max_tokens=args.max_tokens, timeout=args.timeout, retries=args.retries,
-                           backoff=args.backoff, seed=args.seed, name=args.judge_name)
-    if not args.model_path:
-        raise JudgeConfigError("--judge transformers needs --model-path DIR (a local model folder)")
-    from metaeval.core.judges.transformers_local import TransformersJudge
 
-    return TransformersJudge(args.model_path, max_new_tokens=args.max_new_tokens, temperature=args.temperature,
-                             seed=0 if args.seed is None else args.seed, device=args.device, name=args.judge_name)
+def _as_flags(message: str) -> str:
+    """``base_url: required for the openai judge`` -> ``--base-url: required ...``."""
+    return re.sub(r"\b(base_url|model_path|model|api_key_env|max_tokens|max_new_tokens)(?=:)",
+                  lambda m: "--" + m.group(1).replace("_", "-"), message)
 
 
 def _done_keys(out: Path) -> set[RequestKey]:

@@ -492,3 +492,86 @@ class Judgment(models.Model):
 
     def __str__(self) -> str:
         return f"{self.item} [{self.criterion}]: {self.winner}"
+
+
+class JudgeRun(models.Model):
+    """An LLM judge's pass over a preference study's items (AuPEL sec. 3.4; docs/conventions.md sec. 21): every
+    item judged ``runs`` times per criterion, half of the runs with each system's text first. ``kind`` ``openai``
+    and ``transformers`` run on a Celery worker (``survey.judge_runs``), resumable; ``file`` holds judgments made
+    elsewhere and imported. Its judgments (:class:`JudgeJudgment`) are exported with the participants'."""
+
+    class Kind(models.TextChoices):
+        OPENAI = "openai", "OpenAI-compatible endpoint"
+        TRANSFORMERS = "transformers", "Local causal LM (transformers)"
+        FILE = "file", "Imported judgment file"
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled"
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="judge_runs")
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    name = models.CharField(max_length=200, help_text="The judge column of the exported judgments.")
+    judge_settings = models.JSONField(
+        default=dict, blank=True,
+        help_text="The judge's settings (base URL, model, API key variable name, temperature, ...); never a key.",
+    )
+    criteria = models.JSONField(default=list)
+    runs = models.PositiveSmallIntegerField(default=40, help_text="Judgments per item and criterion (even).")
+    templates = models.JSONField(default=dict, blank=True, help_text="Prompt templates {criterion: {system, user}}.")
+    templates_sha256 = models.CharField(max_length=64, blank=True)
+    source_file = models.CharField(max_length=255, blank=True, help_text="kind file: the imported file's name.")
+    source_sha256 = models.CharField(max_length=64, blank=True)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    total = models.PositiveIntegerField(default=0, help_text="Judgments the run asks for in all.")
+    done = models.PositiveIntegerField(default=0, help_text="Judgments stored so far.")
+    error = models.TextField(blank=True)
+    worker = models.CharField(max_length=200, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    cancel_requested = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+
+    class Meta:
+        ordering = ["study", "-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"judge run {self.pk} ({self.name}, {self.study.slug})"
+
+
+class JudgeJudgment(models.Model):
+    """One judge answer: which of an item's two texts is better on one criterion, in repeat ``run``; ``invalid``
+    when the reply could not be read or the call failed (``raw`` and ``error`` keep why)."""
+
+    class Winner(models.TextChoices):
+        MODEL_A = "model_a", "model_a"
+        MODEL_B = "model_b", "model_b"
+        TIE = "tie", "tie"
+        INVALID = "invalid", "invalid"
+
+    judge_run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="judgments")
+    item = models.ForeignKey(PreferenceItem, on_delete=models.PROTECT, related_name="judge_judgments")
+    criterion = models.CharField(max_length=50)
+    run = models.PositiveSmallIntegerField()
+    winner = models.CharField(max_length=10, choices=Winner.choices)
+    shown_first = models.CharField(max_length=10, choices=[("model_a", "model_a"), ("model_b", "model_b")],
+                                   blank=True)
+    raw = models.TextField(blank=True)
+    error = models.TextField(blank=True)
+    seconds = models.FloatField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["judge_run", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["judge_run", "item", "criterion", "run"], name="judge_judgment_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.item} [{self.criterion} #{self.run}]: {self.winner}"

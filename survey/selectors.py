@@ -12,6 +12,7 @@ from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
 from metaeval.core.corpus import same_text
+from metaeval.core.judges.cases import JudgeCase
 from metaeval.core.raters import RaterQuality, rater_report
 from survey import design, pairwise_design
 from survey.models import (
@@ -20,6 +21,8 @@ from survey.models import (
     Dataset,
     Document,
     Item,
+    JudgeJudgment,
+    JudgeRun,
     Judgment,
     Participant,
     PreferenceItem,
@@ -627,23 +630,66 @@ def preference_plan(*, study: Study) -> tuple[list[PlannedPreference], list[str]
     return planned, skipped
 
 
-def preference_context(assignment: Assignment) -> dict[str, object]:
-    """What a preference page shows besides the pairs: the article and the reader's example texts
-    (``pairwise_design.reader_examples``: their own headlines on other documents)."""
-    questionnaire = assignment.questionnaire
-    study = questionnaire.study
-    reader = questionnaire.reader_j
-    own = dict(
-        Summary.objects.filter(reader=reader, system__name=REFERENCE_SYSTEM)
-        .order_by("document_id")
-        .values_list("document__external_id", "text")
-    )
-    documents = list(study.dataset.documents.order_by("id").values_list("external_id", flat=True))
+def _own_texts(reader_ids: Iterable[int]) -> dict[int, dict[str, str]]:
+    """Per reader id: their own texts (``user`` summaries) by document id."""
+    own: dict[int, dict[str, str]] = {}
+    for reader_id, doc_id, text in (
+        Summary.objects.filter(reader_id__in=list(reader_ids), system__name=REFERENCE_SYSTEM)
+        .order_by("document_id").values_list("reader_id", "document__external_id", "text")
+    ):
+        own.setdefault(reader_id, {})[doc_id] = text
+    return own
+
+
+def _examples(study: Study, reader: Reader, document: Document, own: dict[str, str],
+              documents: list[str]) -> list[str]:
+    """The reader's example texts for a case (``pairwise_design.reader_examples``: their own headlines on other
+    documents), as participants and judges see them."""
     examples = pairwise_design.reader_examples(
         own_texts=own, history=[str(doc) for doc in reader.history], documents=documents,
-        exclude=questionnaire.document.external_id, k=study.examples_shown,
+        exclude=document.external_id, k=study.examples_shown,
     )
-    return {"article": questionnaire.document, "examples": [text for _doc, text in examples]}
+    return [text for _doc, text in examples]
+
+
+def _document_ids(study: Study) -> list[str]:
+    return list(study.dataset.documents.order_by("id").values_list("external_id", flat=True))
+
+
+def preference_context(assignment: Assignment) -> dict[str, object]:
+    """What a preference page shows besides the pairs: the article and the reader's example texts."""
+    questionnaire = assignment.questionnaire
+    reader = questionnaire.reader_j
+    own = _own_texts([reader.pk]).get(reader.pk, {})
+    examples = _examples(questionnaire.study, reader, questionnaire.document, own, _document_ids(questionnaire.study))
+    return {"article": questionnaire.document, "examples": examples}
+
+
+def study_judge_cases(*, study: Study) -> list[tuple[int, JudgeCase]]:
+    """A preference study's items as LLM-judge cases, in questionnaire and position order, with the item's id:
+    ``case_id`` = ``doc_id/reader_id`` (as in the judgment export), ``model_a``/``model_b`` the item's systems and
+    their texts, ``context`` the article's body, ``examples`` the reader's example texts participants see."""
+    items = list(
+        PreferenceItem.objects.filter(questionnaire__study=study)
+        .select_related("questionnaire__document", "questionnaire__reader_j", "system_a", "system_b",
+                        "summary_a", "summary_b")
+        .order_by("questionnaire__position", "questionnaire_id", "position")
+    )
+    own = _own_texts({item.questionnaire.reader_j_id for item in items})
+    documents = _document_ids(study)
+    cache: dict[tuple[int, int], tuple[str, ...]] = {}
+    cases: list[tuple[int, JudgeCase]] = []
+    for item in items:
+        document, reader = item.questionnaire.document, item.questionnaire.reader_j
+        key = (document.pk, reader.pk)
+        if key not in cache:
+            cache[key] = tuple(_examples(study, reader, document, own.get(reader.pk, {}), documents))
+        cases.append((item.pk, JudgeCase(
+            case_id=f"{document.external_id}/{reader.external_id}", model_a=item.system_a.name,
+            model_b=item.system_b.name, text_a=item.summary_a.text, text_b=item.summary_b.text,
+            context=document.body, examples=cache[key], doc_id=document.external_id, reader_id=reader.external_id,
+        )))
+    return cases
 
 
 def assignment_choices(assignment: Assignment) -> list[ShownPair]:
@@ -672,11 +718,61 @@ JUDGMENT_COLUMNS = ("case_id", "criterion", "model_a", "model_b", "winner", "jud
                     "shown_first", "doc_id", "reader_id")
 
 
-def judgment_export_rows(*, study: Study, exclude_excluded: bool = False) -> Iterator[dict[str, object]]:
-    """A preference study's judgments as judgment-file rows (``JUDGMENT_COLUMNS``), in submission order (assignment,
-    then position on the page, then the study's criterion order): ``case_id`` = ``doc_id/reader_id``, ``judge`` the
-    rater id (``P12``), ``judge_kind`` ``human``, ``run`` empty. With ``exclude_excluded``, the participants excluded
-    on the participants page are left out."""
+#: what a judgment export holds: ``human`` (participants), ``llm`` (judge runs) or ``all`` (both, humans first)
+JUDGMENT_SOURCES = ("all", "human", "llm")
+
+
+def judgment_export_rows(*, study: Study, exclude_excluded: bool = False, source: str = "all"
+                         ) -> Iterator[dict[str, object]]:
+    """A preference study's judgments as judgment-file rows (``JUDGMENT_COLUMNS``).
+
+    Participants' (``source`` ``human`` or ``all``) in submission order (assignment, then position on the page,
+    then the study's criterion order): ``case_id`` = ``doc_id/reader_id``, ``judge`` the rater id (``P12``),
+    ``judge_kind`` ``human``, ``run`` empty; with ``exclude_excluded``, the participants excluded on the
+    participants page are left out. Then the judge runs' (``llm`` or ``all``), oldest run first, each in item,
+    criterion and repeat order: ``judge`` the run's name, ``judge_kind`` ``llm``, ``run`` the repeat; every stored
+    judgment of a run counts, ``invalid`` ones and those of an unfinished run included."""
+    if source not in JUDGMENT_SOURCES:
+        raise ValueError(f"source must be one of {', '.join(JUDGMENT_SOURCES)}, not {source!r}")
+    if source in ("all", "human"):
+        yield from _human_judgment_rows(study, exclude_excluded)
+    if source in ("all", "llm"):
+        yield from _judge_run_rows(study)
+
+
+def _judge_run_rows(study: Study) -> Iterator[dict[str, object]]:
+    order = {criterion["name"]: n for n, criterion in enumerate(study.criteria)}
+    rows = (
+        JudgeJudgment.objects.filter(judge_run__study=study)
+        .select_related("judge_run", "item__system_a", "item__system_b", "item__questionnaire__document",
+                        "item__questionnaire__reader_j")
+        .order_by("judge_run__created_at", "judge_run_id", "item__questionnaire__position", "item__questionnaire_id",
+                  "item__position", "criterion", "run")
+    )
+    batch: list[JudgeJudgment] = []
+
+    def flush() -> Iterator[dict[str, object]]:
+        for judgment in sorted(batch, key=lambda j: (order.get(j.criterion, len(order)), j.criterion, j.run)):
+            questionnaire = judgment.item.questionnaire
+            doc_id, reader_id = questionnaire.document.external_id, questionnaire.reader_j.external_id
+            yield {"case_id": f"{doc_id}/{reader_id}", "criterion": judgment.criterion,
+                   "model_a": judgment.item.system_a.name, "model_b": judgment.item.system_b.name,
+                   "winner": judgment.winner, "judge": judgment.judge_run.name, "judge_kind": "llm",
+                   "run": judgment.run, "shown_first": judgment.shown_first, "doc_id": doc_id,
+                   "reader_id": reader_id}
+
+    current: tuple[int, int] | None = None
+    for judgment in rows.iterator(chunk_size=2000):
+        key = (judgment.judge_run_id, judgment.item_id)
+        if key != current and batch:
+            yield from flush()
+            batch = []
+        current = key
+        batch.append(judgment)
+    yield from flush()
+
+
+def _human_judgment_rows(study: Study, exclude_excluded: bool) -> Iterator[dict[str, object]]:
     order = {criterion["name"]: n for n, criterion in enumerate(study.criteria)}
     rows = (
         Judgment.objects.filter(assignment__questionnaire__study=study, assignment__completed_at__isnull=False)

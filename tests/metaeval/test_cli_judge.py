@@ -138,7 +138,7 @@ def test_usage_errors(stub, cases, tmp_path, monkeypatch):
     code, _, err = run("judge", str(cases), "--judge", "transformers", "--model-path", str(tmp_path))
     assert code == 2 and "not a model folder" in err
     code, _, err = run("judge", str(cases), "--judge", "openai", "--model", "m")
-    assert code == 2 and "needs --base-url" in err
+    assert code == 2 and "--base-url: required for the openai judge" in err
     templates = tmp_path / "t.json"
     templates.write_text(json.dumps({"quality": {"system": "", "user": "{first} vs {second}: {stars}"}}),
                          encoding="utf-8")

@@ -32,6 +32,9 @@ __all__ = [
     "format_examples",
     "load_templates",
     "render",
+    "templates_from_json",
+    "templates_from_text",
+    "templates_json",
     "templates_sha256",
 ]
 
@@ -132,11 +135,20 @@ def load_templates(path: str | Path) -> dict[str, Template]:
     """Templates from a JSON file ``{criterion: {"system": str, "user": str}}``, checked for placeholders (which
     criteria a run needs is checked by :func:`check_templates` with its criteria)."""
     path = Path(path)
-    file = path.name
+    return templates_from_text(decode_bytes(path.read_bytes(), path.name), path.name)
+
+
+def templates_from_text(text: str, file: str) -> dict[str, Template]:
+    """:func:`load_templates` on a JSON text (``file`` names it in messages)."""
     try:
-        document = json.loads(decode_bytes(path.read_bytes(), file))
+        document = json.loads(text)
     except json.JSONDecodeError as exc:
         raise TemplateError(f"{file}:{exc.lineno}: invalid JSON: {exc.msg} (column {exc.colno})") from None
+    return templates_from_json(document, file)
+
+
+def templates_from_json(document: object, file: str = "templates") -> dict[str, Template]:
+    """Templates from a parsed JSON object ``{criterion: {"system": str, "user": str}}`` (placeholders checked)."""
     if not isinstance(document, dict) or not document:
         raise TemplateError(f'{file}: expected a JSON object {{criterion: {{"system": ..., "user": ...}}}}')
     templates: dict[str, Template] = {}
@@ -154,10 +166,14 @@ def load_templates(path: str | Path) -> dict[str, Template]:
     return templates
 
 
+def templates_json(templates: Mapping[str, Template]) -> dict[str, dict[str, str]]:
+    """The templates as the JSON object :func:`templates_from_json` reads."""
+    return {criterion: {"system": t.system, "user": t.user} for criterion, t in templates.items()}
+
+
 def templates_sha256(templates: Mapping[str, Template]) -> str:
     """SHA-256 (hex) of the canonical JSON of the templates: keys sorted, ``(",", ":")`` separators, UTF-8."""
-    document = {criterion: {"system": t.system, "user": t.user} for criterion, t in templates.items()}
-    canonical = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    canonical = json.dumps(templates_json(templates), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
