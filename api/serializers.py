@@ -18,7 +18,7 @@ from metaeval.core.report import REPORT_OPTIONS
 from metaeval.core.report import check_settings as check_report_settings
 from metaeval.models import JudgmentSet, MetaevalRun
 from metaeval.option_fields import OptionSerializerField
-from survey.models import Dataset, Study
+from survey.models import Dataset, JudgeRun, Study
 
 # ---------------------------------------------------------------------------------------------- datasets
 
@@ -370,3 +370,38 @@ class JudgmentSetSerializer(serializers.ModelSerializer):
         fields = ["name", "description", "file_name", "sha256", "judgments", "invalid", "games", "criteria",
                   "systems", "created_by", "created_at"]
         read_only_fields = fields
+
+
+# -------------------------------------------------------------------------------------------- judge runs
+
+
+class JudgeRunSerializer(serializers.ModelSerializer):
+    """An LLM judge run of a preference study (``survey.judge_runs``); ``settings`` never holds an API key."""
+
+    study: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    settings = serializers.JSONField(source="judge_settings", read_only=True)
+    created_by: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(slug_field="username", read_only=True)
+
+    class Meta:
+        model = JudgeRun
+        fields = ["id", "study", "kind", "name", "settings", "criteria", "runs", "templates_sha256", "source_file",
+                  "source_sha256", "status", "total", "done", "error", "cancel_requested", "attempts", "created_by",
+                  "created_at", "started_at", "finished_at"]
+        read_only_fields = fields
+
+
+class JudgeRunCreateSerializer(serializers.Serializer):
+    """Start a judge run: ``survey.judge_runs.judge_run_create`` checks the settings (errors come back under
+    ``non_field_errors``, naming the setting)."""
+
+    kind = serializers.ChoiceField(choices=["openai", "transformers"])
+    settings = serializers.DictField(
+        help_text="openai: base_url, model (required), api_key_env (the NAME of the workers' variable holding the "
+        "key), temperature, max_tokens, timeout, retries, backoff, seed, concurrency, name; transformers: "
+        "model_path (required), max_new_tokens, temperature, seed, device, name")
+    criteria = serializers.ListField(child=serializers.CharField(), required=False,
+                                     help_text="Default: every criterion of the study")
+    runs = serializers.IntegerField(min_value=2, max_value=1000, default=40,
+                                    help_text="Judgments per item and criterion, even")
+    templates = serializers.DictField(required=False, allow_null=True,
+                                      help_text='{criterion: {"system": ..., "user": ...}}; default: AuPEL\'s')

@@ -21,7 +21,7 @@ from rest_framework import serializers, status
 from rest_framework.authtoken.models import Token
 from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.authtoken.views import ObtainAuthToken
-from rest_framework.exceptions import PermissionDenied, Throttled, ValidationError
+from rest_framework.exceptions import APIException, PermissionDenied, Throttled, ValidationError
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -31,6 +31,8 @@ from rest_framework.views import APIView
 from api import selectors
 from api.serializers import (
     DatasetSerializer,
+    JudgeRunCreateSerializer,
+    JudgeRunSerializer,
     JudgmentSetSerializer,
     RunCreateSerializer,
     RunListSerializer,
@@ -44,9 +46,9 @@ from api.serializers import (
 from metaeval import selectors as metaeval_selectors
 from metaeval import services as metaeval_services
 from metaeval.models import MetaevalRun
-from survey import exporting
+from survey import exporting, judge_runs
 from survey import selectors as survey_selectors
-from survey.models import Dataset, Study
+from survey.models import Dataset, JudgeRun, Study
 from survey.research_views import is_researcher
 
 EXPORT_CONTENT_TYPES = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson; charset=utf-8"}
@@ -240,18 +242,104 @@ class StudyJudgments(APIView):
             "reader_id`; what `python -m metaeval pairwise` reads), streamed; `?as=csv` (default) or `?as=jsonl`. "
             "409 for a similarity study (its ratings are under `ratings/`)."
         ),
-        parameters=[_EXPORT_FORMAT],
+        parameters=[_EXPORT_FORMAT, OpenApiParameter(
+            "source", str, enum=list(survey_selectors.JUDGMENT_SOURCES), default="all",
+            description="human: the participants'; llm: the judge runs' (judge_kind llm, run = the repeat); all: "
+            "both, participants first")],
         responses={**_EXPORT_RESPONSES, (409, "application/json"): _DETAIL},
         tags=["studies"],
     )
     def get(self, request: Request, slug: str) -> StreamingHttpResponse | Response:
         fmt = _export_format(request)
-        study = _study(slug)
-        if study.kind != Study.Kind.PREFERENCE:
-            return Response({"detail": f'Study "{slug}" collects ratings, not judgments: see its ratings/.'},
-                            status=status.HTTP_409_CONFLICT)
-        return _export_stream(study, fmt, survey_selectors.judgment_export_rows(study=study),
+        source = request.query_params.get("source") or "all"
+        if source not in survey_selectors.JUDGMENT_SOURCES:
+            raise ValidationError({"source": [f"Unknown source \"{source}\"; choose "
+                                              f"{', '.join(survey_selectors.JUDGMENT_SOURCES)}."]})
+        study = _preference_study(slug)
+        return _export_stream(study, fmt, survey_selectors.judgment_export_rows(study=study, source=source),
                               exporting.write_judgments, "judgments")
+
+
+def _preference_study(slug: str) -> Study:
+    study = _study(slug)
+    if study.kind != Study.Kind.PREFERENCE:
+        raise _Conflict(f'Study "{slug}" collects ratings, not judgments: see its ratings/.')
+    return study
+
+
+class _Conflict(APIException):
+    status_code = status.HTTP_409_CONFLICT
+    default_detail = "Conflict."
+
+
+def _judge_run(study: Study, pk: int) -> JudgeRun:
+    try:
+        return JudgeRun.objects.select_related("study", "created_by").get(pk=pk, study=study)
+    except JudgeRun.DoesNotExist:
+        raise Http404(f'No judge run {pk} in study "{study.slug}".') from None
+
+
+class StudyJudgeRuns(APIView):
+    @extend_schema(
+        summary="A preference study's LLM judge runs, newest first",
+        responses={200: JudgeRunSerializer(many=True), 404: _DETAIL, 409: _DETAIL, **_ERRORS}, tags=["studies"],
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        study = _preference_study(slug)
+        runs = [row.run for row in survey_selectors.study_judge_runs(study=study)]
+        return Response(JudgeRunSerializer(runs, many=True).data)
+
+    @extend_schema(
+        summary="Start an LLM judge run",
+        description=(
+            "Queues a run that asks the judge about every item of the study, `runs` times per criterion with half "
+            "of the runs in each order (docs/conventions.md sec. 21), and sends it to a Celery worker; the "
+            "answer is the run as it is then (already finished when the server runs tasks eagerly). Follow it "
+            "with `GET .../judge-runs/{id}/`; its judgments come with `judgments/?source=llm`."
+        ),
+        request=JudgeRunCreateSerializer,
+        responses={201: JudgeRunSerializer, 400: OpenApiTypes.OBJECT, 404: _DETAIL, 409: _DETAIL, **_ERRORS},
+        tags=["studies"],
+    )
+    def post(self, request: Request, slug: str) -> Response:
+        study = _preference_study(slug)
+        serializer = JudgeRunCreateSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        try:
+            run = judge_runs.judge_run_create(
+                study=study, kind=data["kind"], settings=data["settings"], criteria=data.get("criteria"),
+                runs=data["runs"], templates=data.get("templates"), user=request.user)
+        except judge_runs.JudgeRunError as exc:
+            raise ValidationError({"non_field_errors": [str(exc)]}) from exc
+        return Response(JudgeRunSerializer(_judge_run(study, run.pk)).data, status=status.HTTP_201_CREATED)
+
+
+class StudyJudgeRunDetail(APIView):
+    @extend_schema(summary="One judge run", responses={200: JudgeRunSerializer, 404: _DETAIL, **_ERRORS},
+                   tags=["studies"])
+    def get(self, request: Request, slug: str, pk: int) -> Response:
+        return Response(JudgeRunSerializer(_judge_run(_preference_study(slug), pk)).data)
+
+
+class StudyJudgeRunAction(APIView):
+    action = ""
+
+    @extend_schema(
+        summary="Cancel or resume a judge run",
+        description="cancel: a queued run ends at once, a running one at its next judgment (what is stored "
+        "stays). resume: a failed or cancelled run is queued again and skips what is stored (409 otherwise).",
+        request=None, responses={200: JudgeRunSerializer, 404: _DETAIL, 409: _DETAIL, **_ERRORS},
+        tags=["studies"],
+    )
+    def post(self, request: Request, slug: str, pk: int) -> Response:
+        study = _preference_study(slug)
+        run = _judge_run(study, pk)
+        try:
+            run = judge_runs.judge_run_cancel(run) if self.action == "cancel" else judge_runs.judge_run_resume(run)
+        except judge_runs.JudgeRunError as exc:
+            raise _Conflict(str(exc)) from exc
+        return Response(JudgeRunSerializer(_judge_run(study, run.pk)).data)
 
 
 # -------------------------------------------------------------------------------------------------- runs

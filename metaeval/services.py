@@ -588,18 +588,22 @@ def judgment_set_import(
     return stored
 
 
-def judgment_set_from_study(*, name: str, study: Study, user: User | AnonymousUser | None = None) -> JudgmentSet:
-    """A preference study's judgments so far (its export, the participants excluded on its participants page left
-    out) stored as judgment set ``name``: the same checks as :func:`judgment_set_import`."""
+def judgment_set_from_study(*, name: str, study: Study, user: User | AnonymousUser | None = None,
+                            source: str = "human") -> JudgmentSet:
+    """A preference study's judgments so far (its export of ``source``: ``human``, ``llm`` or ``all``; the
+    participants excluded on its participants page left out) stored as judgment set ``name``: the same checks as
+    :func:`judgment_set_import`."""
     if study.kind != Study.Kind.PREFERENCE:
         raise ValueError(f'study "{study.slug}" collects ratings, not pairwise judgments')
     out = io.StringIO()
     count = exporting.write_judgments(
-        survey_selectors.judgment_export_rows(study=study, exclude_excluded=True), out, "csv"
+        survey_selectors.judgment_export_rows(study=study, exclude_excluded=True, source=source), out, "csv"
     )
+    whose = {"human": "participants'", "llm": "LLM judges'", "all": "participants' and LLM judges'"}[source]
     if not count:
-        raise ValueError(f'study "{study.slug}" has no submitted judgments yet')
+        raise ValueError(f'study "{study.slug}" has no {whose} judgments yet')
     return judgment_set_import(
         name=name, data=out.getvalue().encode("utf-8"), file_name=f"{study.slug}-judgments.csv",
-        description=f"Judgments of preference study {study.slug} ({count}), excluded participants left out", user=user,
+        description=f"The {whose} judgments of preference study {study.slug} ({count}), excluded participants left "
+        "out", user=user,
     )

@@ -265,6 +265,11 @@ class StudyJudgmentSetForm(forms.Form):
         empty_label=None, label="Preference study",
         help_text="Its submitted judgments so far; participants excluded on its participants page are left out.",
     )
+    source = forms.ChoiceField(
+        choices=[("human", "Participants"), ("llm", "LLM judges"), ("all", "Participants and LLM judges")],
+        initial="human", label="Judgments of",
+        help_text="LLM judges: every stored judgment of the study's judge runs (judge_kind llm).",
+    )
 
 
 @researcher_required
@@ -280,7 +285,8 @@ def judgment_set_list(request: HttpRequest) -> HttpResponse:
     if from_study and study_form.is_valid():
         try:
             stored = services.judgment_set_from_study(
-                name=study_form.cleaned_data["set_name"], study=study_form.cleaned_data["study"], user=request.user
+                name=study_form.cleaned_data["set_name"], study=study_form.cleaned_data["study"], user=request.user,
+                source=study_form.cleaned_data["source"],
             )
         except ValueError as exc:
             study_form.add_error("set_name" if str(exc).startswith("name ") else "study", str(exc))

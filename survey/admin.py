@@ -23,6 +23,8 @@ from survey.models import (
     Dataset,
     Document,
     Item,
+    JudgeJudgment,
+    JudgeRun,
     Judgment,
     Participant,
     PreferenceItem,
@@ -382,3 +384,22 @@ class JudgmentAdmin(ReadOnlyAdmin):
     list_filter = ["assignment__questionnaire__study", "criterion", "winner", "shown_first"]
     search_fields = ["item__questionnaire__document__external_id", "assignment__participant__external_id"]
     list_select_related = ["assignment", "item__system_a", "item__system_b", "item__questionnaire__study"]
+
+
+@admin.register(JudgeRun)
+class JudgeRunAdmin(ReadOnlyAdmin):
+    """Judge runs are started, cancelled and resumed on the study's LLM judges page (or the API); here they are
+    looked at (and deleted with their judgments)."""
+
+    list_display = ["id", "study", "name", "kind", "status", "done", "total", "runs", "created_at"]
+    list_filter = ["study", "kind", "status"]
+    search_fields = ["name", "study__slug"]
+    list_select_related = ["study"]
+
+
+@admin.register(JudgeJudgment)
+class JudgeJudgmentAdmin(ReadOnlyAdmin):
+    list_display = ["judge_run", "item", "criterion", "run", "winner", "shown_first", "seconds"]
+    list_filter = ["judge_run__study", "judge_run", "criterion", "winner"]
+    search_fields = ["raw", "error", "item__questionnaire__document__external_id"]
+    list_select_related = ["judge_run__study", "item__system_a", "item__system_b", "item__questionnaire__study"]

@@ -25,6 +25,8 @@ after set with a short break). The same seed and start give the same ratings, ti
 """
 from __future__ import annotations
 
+import csv
+import io
 import math
 import random
 import re
@@ -206,6 +208,32 @@ def simulate_preference(
             Judgment.objects.filter(assignment=assignment).update(created_at=clock)
             completed += 1
     return SimulationSummary(participants=participants, completed_sets=completed)
+
+
+def simulated_judge_file(*, study: Study, strengths: dict[str, dict[str, float]], seed: int, runs: int = 4,
+                         name: str = "demo-llm-judge", position_bias: float = 0.4, invalid: float = 0.02) -> bytes:
+    """A judgment CSV of a simulated LLM judge over the study's items (what ``python -m metaeval judge`` writes
+    and the LLM judges page imports as a file judge): each item ``runs`` times per criterion, the odd runs showing
+    ``model_a`` first; the text shown first wins with the Bradley-Terry probability of ``strengths`` plus
+    ``position_bias`` on the log scale (judges favour Text A), and a share ``invalid`` of the answers cannot be
+    read. Every draw comes from ``seed``, the item, the criterion and the run."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["case_id", "criterion", "model_a", "model_b", "winner", "judge", "judge_kind", "run",
+                     "shown_first", "doc_id", "reader_id"])
+    for _item, case in selectors.study_judge_cases(study=study):
+        for criterion in (c["name"] for c in study.criteria):
+            for run in range(1, runs + 1):
+                shown_first = "model_a" if run % 2 else "model_b"
+                first, second = ((case.model_a, case.model_b) if shown_first == "model_a"
+                                 else (case.model_b, case.model_a))
+                rng = random.Random(f"{seed}|judge|{case.case_id}|{case.model_a}|{case.model_b}|{criterion}|{run}")
+                p = first_wins(strengths[first][criterion] + position_bias, strengths[second][criterion])
+                other = "model_b" if shown_first == "model_a" else "model_a"
+                winner = "invalid" if rng.random() < invalid else (shown_first if rng.random() < p else other)
+                writer.writerow([case.case_id, criterion, case.model_a, case.model_b, winner, name, "llm", run,
+                                 shown_first, case.doc_id, case.reader_id])
+    return out.getvalue().encode("utf-8")
 
 
 _SIMULATED = re.compile(r"^sim-(\d+)$")

@@ -302,17 +302,16 @@ def judge_run_import(*, study: Study, data: bytes, file_name: str,
     file order. Problems: ``ImportFileError`` listing ``file:line: field ...`` for every bad row."""
     _check_study(study)
     table = judgments_from_bytes(data, file_name)
-    items: dict[tuple[str, str, str], int] = {}
-    for item, case in selectors.study_judge_cases(study=study):
-        items[case.key] = item
+    items = {case.key: item_id for item_id, case in selectors.study_judge_cases(study=study)}
     asked = set(_criteria_of(study))
     problems = Problems()
     per_judge: dict[str, list[tuple[int, int, str, str, str, int | None]]] = defaultdict(list)
     flip = {"model_a": "model_b", "model_b": "model_a"}
     for judgment in table.judgments:
-        item = items.get((judgment.case_id, judgment.model_a, judgment.model_b))
         winner, shown = judgment.winner, judgment.shown_first
-        if item is None and (item := items.get((judgment.case_id, judgment.model_b, judgment.model_a))) is not None:
+        item = items.get((judgment.case_id, judgment.model_a, judgment.model_b))
+        if item is None:
+            item = items.get((judgment.case_id, judgment.model_b, judgment.model_a))
             winner, shown = flip.get(winner, winner), flip.get(shown, shown)
         if item is None:
             problems.add(file_name, judgment.line, f'field "case_id": no item of study {study.slug!r} compares '
@@ -328,33 +327,33 @@ def judge_run_import(*, study: Study, data: bytes, file_name: str,
     for name, entries in per_judge.items():
         seen: dict[tuple[int, str, int], int] = {}
         counter: dict[tuple[int, str], int] = defaultdict(int)
-        for line, item, criterion, winner, shown, number in entries:
-            if number is None:
-                counter[(item, criterion)] += 1
-                number = counter[(item, criterion)]
-            key = (item, criterion, number)
+        for line, item_id, criterion, winner, shown, given in entries:
+            if given is None:
+                counter[(item_id, criterion)] += 1
+            number = counter[(item_id, criterion)] if given is None else given
+            key = (item_id, criterion, number)
             if key in seen:
                 problems.add(file_name, line, f'field "run": judge "{name}" already judged this item on '
                                 f"{criterion} in run {number} (line {seen[key]})")
                 continue
             seen[key] = line
-            rows.setdefault(name, []).append(JudgeJudgment(item_id=item, criterion=criterion, run=number,
+            rows.setdefault(name, []).append(JudgeJudgment(item_id=item_id, criterion=criterion, run=number,
                                                            winner=winner, shown_first=shown))
     problems.raise_if_any()
     digest = hashlib.sha256(data).hexdigest()
     created: list[JudgeRun] = []
     now = timezone.now()
     with transaction.atomic():
-        for name, judgments in rows.items():
-            criteria = [c for c in _criteria_of(study) if any(j.criterion == c for j in judgments)]
+        for name, stored in rows.items():
+            criteria = [c for c in _criteria_of(study) if any(row.criterion == c for row in stored)]
             run = JudgeRun.objects.create(
                 study=study, kind=JudgeRun.Kind.FILE, name=name, criteria=criteria,
-                runs=max(j.run for j in judgments), source_file=file_name[:255], source_sha256=digest,
-                status=JudgeRun.Status.DONE, total=len(judgments), done=len(judgments), started_at=now,
+                runs=max(row.run for row in stored), source_file=file_name[:255], source_sha256=digest,
+                status=JudgeRun.Status.DONE, total=len(stored), done=len(stored), started_at=now,
                 finished_at=now, created_by=user if user is not None and user.is_authenticated else None)
-            for judgment in judgments:
-                judgment.judge_run = run
-            JudgeJudgment.objects.bulk_create(judgments, batch_size=1000)
+            for row in stored:
+                row.judge_run = run
+            JudgeJudgment.objects.bulk_create(stored, batch_size=1000)
             created.append(run)
     return created
 

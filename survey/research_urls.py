@@ -13,4 +13,7 @@ urlpatterns = [
     path("studies/<slug:slug>/progress.json", research_views.study_progress_json, name="study_progress"),
     path("studies/<slug:slug>/ratings.<str:fmt>", research_views.ratings_download, name="ratings"),
     path("studies/<slug:slug>/judgments.<str:fmt>", research_views.judgments_download, name="judgments"),
+    path("studies/<slug:slug>/judges/", research_views.study_judges, name="study_judges"),
+    path("studies/<slug:slug>/judges.json", research_views.judge_runs_json, name="study_judges_json"),
+    path("studies/<slug:slug>/judge-cases.jsonl", research_views.judge_cases_download, name="judge_cases"),
 ]

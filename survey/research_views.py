@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import io
+import json
 from collections.abc import Callable, Iterable
 from dataclasses import asdict
 from functools import wraps
@@ -9,13 +10,16 @@ from functools import wraps
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
+from django.db.models import Count
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
-from survey import exporting, selectors, services
-from survey.forms import DesignCostForm
-from survey.models import Study
+from metaeval.core.fileio import ImporterError
+from metaeval.core.judges.prompts import DEFAULT_TEMPLATES, templates_json
+from survey import exporting, judge_runs, selectors, services
+from survey.forms import DesignCostForm, JudgeRunForm, JudgmentFileForm
+from survey.models import JudgeRun, Study
 
 RESEARCHER_GROUP = "researcher"
 
@@ -83,10 +87,93 @@ def ratings_download(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
 
 @researcher_required
 def judgments_download(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
-    """A preference study's judgments as a judgment file (``manage.py export_judgments``)."""
+    """A preference study's judgments as a judgment file (``manage.py export_judgments``); ``?source=human``,
+    ``llm`` or ``all`` (default) picks the participants', the judge runs' or both."""
     study = get_object_or_404(Study, slug=slug, kind=Study.Kind.PREFERENCE)
-    return _export_download(study, fmt, selectors.judgment_export_rows(study=study), exporting.write_judgments,
-                            "judgments")
+    source = request.GET.get("source", "all")
+    if source not in selectors.JUDGMENT_SOURCES:
+        return HttpResponse(f"source must be one of {', '.join(selectors.JUDGMENT_SOURCES)}", status=400,
+                            content_type="text/plain")
+    what = "judgments" if source == "all" else f"judgments-{source}"
+    return _export_download(study, fmt, selectors.judgment_export_rows(study=study, source=source),
+                            exporting.write_judgments, what)
+
+
+@researcher_required
+def judge_cases_download(request: HttpRequest, slug: str) -> HttpResponse:
+    """The study's items as a cases file for ``python -m metaeval judge`` (JSON Lines)."""
+    study = get_object_or_404(Study, slug=slug, kind=Study.Kind.PREFERENCE)
+    lines = [json.dumps(row, ensure_ascii=False) for row in selectors.judge_case_rows(study=study)]
+    response = HttpResponse("".join(line + "\n" for line in lines), content_type="application/x-ndjson; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{study.slug}-cases.jsonl"'
+    return response
+
+
+def _judge_run_state(row: selectors.JudgeRunRow) -> dict[str, object]:
+    run = row.run
+    return {"id": run.pk, "name": run.name, "kind": run.kind, "status": run.status, "done": run.done,
+            "total": run.total, "percent": row.percent, "invalid": row.invalid, "error": run.error,
+            "cancel_requested": run.cancel_requested}
+
+
+@researcher_required
+def judge_runs_json(request: HttpRequest, slug: str) -> JsonResponse:
+    """The study's judge runs' status and progress, for the judges page's live table."""
+    study = get_object_or_404(Study, slug=slug, kind=Study.Kind.PREFERENCE)
+    return JsonResponse({"runs": [_judge_run_state(row) for row in selectors.study_judge_runs(study=study)]})
+
+
+@researcher_required
+@require_http_methods(["GET", "HEAD", "POST"])
+def study_judges(request: HttpRequest, slug: str) -> HttpResponse:
+    """LLM judges of a preference study: start a run (sent to a worker), import judgments made elsewhere,
+    cancel or resume a run, follow progress."""
+    study = get_object_or_404(Study, slug=slug, kind=Study.Kind.PREFERENCE)
+    criteria = [criterion["name"] for criterion in study.criteria]
+    form = JudgeRunForm(criteria=criteria)
+    upload = JudgmentFileForm()
+    action = request.POST.get("action", "") if request.method == "POST" else ""
+    if action in ("cancel", "resume"):
+        run = get_object_or_404(JudgeRun, pk=request.POST.get("run") or 0, study=study)
+        try:
+            run = judge_runs.judge_run_cancel(run) if action == "cancel" else judge_runs.judge_run_resume(run)
+        except judge_runs.JudgeRunError as exc:
+            messages.error(request, str(exc))
+        else:
+            messages.success(request, f"Judge run {run.pk} ({run.name}): {run.get_status_display().lower()}"
+                             + (", stopping at its next judgment." if run.cancel_requested else "."))
+        return redirect("research:study_judges", slug=study.slug)
+    if action == "start":
+        form = JudgeRunForm(request.POST, criteria=criteria)
+        if form.is_valid():
+            try:
+                run = judge_runs.judge_run_create(
+                    study=study, kind=form.cleaned_data["kind"], settings=form.judge_settings(),
+                    criteria=form.cleaned_data["criteria"] or criteria, runs=form.cleaned_data["runs"],
+                    templates=form.cleaned_data["templates"], user=request.user)
+            except judge_runs.JudgeRunError as exc:
+                form.add_error(None, str(exc))
+            else:
+                messages.success(request, f"Judge run {run.pk} ({run.name}) queued: {run.total} judgments to ask.")
+                return redirect("research:study_judges", slug=study.slug)
+    if action == "import":
+        upload = JudgmentFileForm(request.POST, request.FILES)
+        if upload.is_valid():
+            file = upload.cleaned_data["file"]
+            try:
+                runs = judge_runs.judge_run_import(study=study, data=file.read(), file_name=file.name,
+                                                   user=request.user)
+            except (ImporterError, judge_runs.JudgeRunError) as exc:
+                upload.add_error("file", str(exc))
+            else:
+                stored = ", ".join(f"{run.name} ({run.total} judgments)" for run in runs)
+                messages.success(request, f"Imported {file.name}: {stored}.")
+                return redirect("research:study_judges", slug=study.slug)
+    return render(request, "research/judges.html", {
+        "study": study, "rows": selectors.study_judge_runs(study=study), "form": form, "upload": upload,
+        "items": study.questionnaires.aggregate(n=Count("preference_items"))["n"],
+        "default_templates": json.dumps(templates_json(DEFAULT_TEMPLATES), indent=2, ensure_ascii=False),
+    })
 
 
 @researcher_required

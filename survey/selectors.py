@@ -809,3 +809,46 @@ def below_gold_threshold(*, study: Study) -> list[int]:
     if study.kind != Study.Kind.PREFERENCE or study.gold_threshold is None:
         return []
     return [row.participant.pk for row in study_participants(study=study) if row.below_gold]
+
+
+@dataclass(frozen=True)
+class JudgeRunRow:
+    """A judge run on the study's judges page: the run, its invalid answers and its answers per winner."""
+
+    run: JudgeRun
+    invalid: int
+    winners: dict[str, int]
+
+    @property
+    def percent(self) -> float:
+        return 100.0 * self.run.done / self.run.total if self.run.total else 0.0
+
+    @property
+    def resumable(self) -> bool:
+        return self.run.kind != JudgeRun.Kind.FILE and self.run.status in (JudgeRun.Status.FAILED,
+                                                                           JudgeRun.Status.CANCELLED)
+
+    @property
+    def cancellable(self) -> bool:
+        return self.run.status in (JudgeRun.Status.QUEUED, JudgeRun.Status.RUNNING) and not self.run.cancel_requested
+
+
+def study_judge_runs(*, study: Study) -> list[JudgeRunRow]:
+    """The study's judge runs, newest first, with their answer counts."""
+    counts: dict[int, dict[str, int]] = {}
+    for run_id, winner, count in (
+        JudgeJudgment.objects.filter(judge_run__study=study).values_list("judge_run_id", "winner")
+        .annotate(n=Count("id")).order_by()
+    ):
+        counts.setdefault(run_id, {})[winner] = count
+    return [JudgeRunRow(run, counts.get(run.pk, {}).get("invalid", 0), counts.get(run.pk, {}))
+            for run in JudgeRun.objects.filter(study=study).order_by("-created_at", "-id")]
+
+
+def judge_case_rows(*, study: Study) -> Iterator[dict[str, object]]:
+    """The study's items as a judge cases file (``metaeval.core.judges.cases``: what ``python -m metaeval judge``
+    reads), for judging outside the platform and importing the result as a file judge."""
+    for _item, case in study_judge_cases(study=study):
+        yield {"case_id": case.case_id, "model_a": case.model_a, "model_b": case.model_b, "text_a": case.text_a,
+               "text_b": case.text_b, "context": case.context, "examples": list(case.examples),
+               "doc_id": case.doc_id, "reader_id": case.reader_id}

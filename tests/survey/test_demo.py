@@ -132,16 +132,29 @@ def test_demo_preference_study(demo_loaded):
     from metaeval.core.pairwise.judgments import parse_judgments
     from metaeval.core.pairwise.leaderboard import leaderboard
     from survey import exporting, selectors
-    from survey.models import Judgment
+    from survey.models import JudgeRun, Judgment
 
     study = Study.objects.get(slug="demo-ab")
     assert study.kind == "preference" and study.status == "open" and study.systems.count() == 4
     assert "demo preference study demo-ab: 12 questionnaires; 6 simulated participants completed 18 sets" in demo_loaded
     out = io.StringIO()
-    count = exporting.write_judgments(selectors.judgment_export_rows(study=study), out, "csv")
+    count = exporting.write_judgments(selectors.judgment_export_rows(study=study, source="human"), out, "csv")
     assert count == Judgment.objects.filter(assignment__questionnaire__study=study).count() == 18 * 3 * 3
     games = play(parse_judgments(out.getvalue(), "demo-ab.csv", json_lines=False).judgments)
     board = [row for row in leaderboard(games, n_boot=20, seed=0).rows if row["criterion"] == "personalization"]
+    assert max(board, key=lambda row: row["bt"])["system"] == "PersonaPointer"
+    # the simulated LLM judge (a file judge): every item 4 times per criterion, half of the runs in each order
+    assert "a simulated LLM judge (file judge) gave 432 judgments" in demo_loaded
+    run = JudgeRun.objects.get(study=study)
+    assert (run.kind, run.status, run.name, run.total, run.runs) == ("file", "done", "demo-llm-judge", 432, 4)
+    shown = Counter(run.judgments.values_list("shown_first", flat=True))
+    assert shown["model_a"] == shown["model_b"] == 216
+    llm = io.StringIO()
+    exporting.write_judgments(selectors.judgment_export_rows(study=study, source="llm"), llm, "csv")
+    table = parse_judgments(llm.getvalue(), "llm.csv", json_lines=False)
+    assert 0 < table.invalid < 30 and {j.judge_kind for j in table.judgments} == {"llm"}
+    board = [row for row in leaderboard(play(table.judgments), n_boot=20, seed=0).rows
+             if row["criterion"] == "personalization"]
     assert max(board, key=lambda row: row["bt"])["system"] == "PersonaPointer"
 
 

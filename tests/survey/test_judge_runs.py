@@ -234,7 +234,7 @@ def test_cancel_and_reclaim(stub, django_capture_on_commit_callbacks):
 
 def cli_file(study: Study, *, swap: bool = False, judge: str = "gpt-x", extra: str = "") -> bytes:
     lines = ["case_id,criterion,model_a,model_b,winner,judge,judge_kind,run,shown_first"]
-    for item_id, case in selectors.study_judge_cases(study=study):
+    for _item_id, case in selectors.study_judge_cases(study=study):
         a, b = (case.model_b, case.model_a) if swap else (case.model_a, case.model_b)
         for run in (1, 2):
             lines.append(f"{case.case_id},quality,{a},{b},model_a,{judge},llm,{run},"

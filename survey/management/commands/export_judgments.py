@@ -17,15 +17,19 @@ class Command(BaseCommand):
         parser.add_argument("--out", help="output file (default: standard output)")
         parser.add_argument("--without-excluded", action="store_true",
                             help="leave out the participants excluded on the participants page")
+        parser.add_argument("--source", choices=selectors.JUDGMENT_SOURCES, default="all",
+                            help="human: the participants' judgments; llm: the LLM judge runs'; all (default): both, "
+                            "participants first")
 
-    def handle(self, *args, study: str, format: str, out: str | None, without_excluded: bool, **options) -> None:
+    def handle(self, *args, study: str, format: str, out: str | None, without_excluded: bool, source: str,
+               **options) -> None:
         chosen = Study.objects.filter(slug=study).first()
         if chosen is None:
             known = ", ".join(Study.objects.filter(kind=Study.Kind.PREFERENCE).values_list("slug", flat=True))
             raise CommandError(f"unknown study {study!r} (preference studies: {known or 'none'})")
         if chosen.kind != Study.Kind.PREFERENCE:
             raise CommandError(f"study {study!r} is a {chosen.kind} study; its ratings: manage.py export_ratings")
-        rows = selectors.judgment_export_rows(study=chosen, exclude_excluded=without_excluded)
+        rows = selectors.judgment_export_rows(study=chosen, exclude_excluded=without_excluded, source=source)
         if out:
             with open(out, "w", encoding="utf-8", newline="") as fh:
                 count = exporting.write_judgments(rows, fh, format)

@@ -23,7 +23,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandParser
 from django.db import transaction
 
-from survey import demo, services
+from survey import demo, judge_runs, services
 from survey.demo_strengths import CRITERIA, preference_strength
 from survey.models import Dataset, Reader, Study, System
 from survey.research_views import RESEARCHER_GROUP
@@ -137,8 +137,12 @@ class Command(BaseCommand):
                             for criterion in CRITERIA} for name in names}
         result = demo.simulate_preference(study=study, participants=PREFERENCE_PARTICIPANTS, sets_each=3,
                                           seed=DEMO_SEED, start=SIMULATION_START, strengths=strengths)
+        judged = judge_runs.judge_run_import(
+            study=study, data=demo.simulated_judge_file(study=study, strengths=strengths, seed=DEMO_SEED),
+            file_name="demo-llm-judge.csv")
         self.stdout.write(f"demo preference study {study.slug}: {study.questionnaires.count()} questionnaires; "
-                          f"{result.participants} simulated participants completed {result.completed_sets} sets")
+                          f"{result.participants} simulated participants completed {result.completed_sets} sets; "
+                          f"a simulated LLM judge (file judge) gave {sum(run.total for run in judged)} judgments")
 
     def _accounts(self) -> dict[str, tuple[str, str]]:
         """The demo's researcher and admin. The published default passwords only with DEBUG on: otherwise the
