@@ -267,7 +267,7 @@ class StudyJudgmentSetForm(forms.Form):
     )
     source = forms.ChoiceField(
         choices=[("human", "Participants"), ("llm", "LLM judges"), ("all", "Participants and LLM judges")],
-        initial="human", label="Judgments of",
+        initial="human", required=False, label="Judgments of",
         help_text="LLM judges: every stored judgment of the study's judge runs (judge_kind llm).",
     )
 
@@ -286,7 +286,7 @@ def judgment_set_list(request: HttpRequest) -> HttpResponse:
         try:
             stored = services.judgment_set_from_study(
                 name=study_form.cleaned_data["set_name"], study=study_form.cleaned_data["study"], user=request.user,
-                source=study_form.cleaned_data["source"],
+                source=study_form.cleaned_data["source"] or "human",
             )
         except ValueError as exc:
             study_form.add_error("set_name" if str(exc).startswith("name ") else "study", str(exc))

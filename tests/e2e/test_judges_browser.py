@@ -51,7 +51,7 @@ def test_a_researcher_runs_an_llm_judge_and_imports_a_file_judge(live_server, br
         run = JudgeRun.objects.get()
         assert (run.status, run.done, run.criteria) == ("done", total, ["quality", "personalization"])
         SHOTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(SHOTS / "judges.png"), full_page=True)
+        page.locator("#judge-runs").screenshot(path=str(SHOTS / "judges.png"))
         with page.expect_download() as download:
             page.click("#llm-judgments-csv")
         rows = list(csv.DictReader(io.StringIO(open(download.value.path(), encoding="utf-8").read())))

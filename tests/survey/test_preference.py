@@ -267,8 +267,11 @@ def test_a_study_becomes_a_judgment_set_for_a_report(researcher_client):
 
     study = preference_study()
     empty = researcher_client.post("/research/runs/judgments/", {"set_name": "too-early", "study": study.slug})
-    assert empty.status_code == 400 and "no submitted judgments yet" in empty.content.decode()
+    assert empty.status_code == 400 and "has no participants&#x27; judgments yet" in empty.content.decode()
     _complete_all(study)
+    no_llm = researcher_client.post("/research/runs/judgments/", {"set_name": "llm", "study": study.slug,
+                                                                  "source": "llm"})
+    assert no_llm.status_code == 400 and "has no LLM judges&#x27; judgments yet" in no_llm.content.decode()
     page = researcher_client.get(f"/research/runs/judgments/?study={study.slug}").content.decode()
     assert f'<option value="{study.slug}" selected>' in page
     response = researcher_client.post("/research/runs/judgments/", {"set_name": "pref-set", "study": study.slug})
