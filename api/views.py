@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable, Iterable, Iterator
+from functools import partial
 from itertools import islice
 
 from django.http import Http404, StreamingHttpResponse
@@ -240,6 +241,8 @@ class StudyJudgments(APIView):
             "Every judgment of the study's completed questionnaires as a judgment file (`manage.py "
             "export_judgments`: `case_id,criterion,model_a,model_b,winner,judge,judge_kind,run,shown_first,doc_id,"
             "reader_id`; what `python -m metaeval pairwise` reads), streamed; `?as=csv` (default) or `?as=jsonl`. "
+            "A sentence preference study gives Zopf's file instead (`topic,sentence_a,sentence_b,winner,judge,"
+            "shown_first,criterion`; what `python -m metaeval zopf` reads). "
             "409 for a similarity study (its ratings are under `ratings/`)."
         ),
         parameters=[_EXPORT_FORMAT, OpenApiParameter(
@@ -255,9 +258,11 @@ class StudyJudgments(APIView):
         if source not in survey_selectors.JUDGMENT_SOURCES:
             raise ValidationError({"source": [f"Unknown source \"{source}\"; choose "
                                               f"{', '.join(survey_selectors.JUDGMENT_SOURCES)}."]})
-        study = _preference_study(slug)
-        return _export_stream(study, fmt, survey_selectors.judgment_export_rows(study=study, source=source),
-                              exporting.write_judgments, "judgments")
+        study = _study(slug)
+        if not study.is_pairwise:
+            raise _Conflict(f'Study "{slug}" collects ratings, not judgments: see its ratings/.')
+        rows, columns = survey_selectors.study_judgment_file(study=study, source=source)
+        return _export_stream(study, fmt, rows, partial(exporting.write_judgments, columns=columns), "judgments")
 
 
 def _preference_study(slug: str) -> Study:

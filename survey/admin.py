@@ -34,6 +34,7 @@ from survey.models import (
     Study,
     Summary,
     System,
+    TopicSentence,
 )
 
 
@@ -313,7 +314,7 @@ class ItemInline(ReadOnlyInline):
 
 class PreferenceItemInline(ReadOnlyInline):
     model = PreferenceItem
-    fields = ["position", "system_a", "system_b", "summary_a", "summary_b"]
+    fields = ["position", "system_a", "system_b", "summary_a", "summary_b", "sentence_a", "sentence_b"]
 
 
 @admin.register(Questionnaire)
@@ -403,3 +404,15 @@ class JudgeJudgmentAdmin(ReadOnlyAdmin):
     list_filter = ["judge_run__study", "judge_run", "criterion", "winner"]
     search_fields = ["raw", "error", "item__questionnaire__document__external_id"]
     list_select_related = ["judge_run__study", "item__system_a", "item__system_b", "item__questionnaire__study"]
+
+
+@admin.register(TopicSentence)
+class TopicSentenceAdmin(admin.ModelAdmin):
+    """A topic's source sentences (imported with ``manage.py import_topics``); the text may be corrected here. A
+    sentence in a generated questionnaire cannot be deleted."""
+
+    list_display = ["document", "position", "text"]
+    list_filter = ["document__dataset"]
+    search_fields = ["text", "document__external_id"]
+    list_select_related = ["document"]
+    readonly_fields = ["document", "position"]

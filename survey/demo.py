@@ -197,6 +197,7 @@ def simulate_preference(
                         values[services.choice_field(str(entry["key"]), criterion)] = str(entry["answer"])
                     continue
                 item = items[int(entry["pitem"])]
+                assert item.system_a is not None and item.system_b is not None
                 first, second = (item.system_b, item.system_a) if entry["swap"] else (item.system_a, item.system_b)
                 for criterion in (c["name"] for c in study.criteria):
                     rng = random.Random(f"{seed}|{name}|{item.pk}|{criterion}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, TextIO
 
 from metaeval.core.fileio import spreadsheet_safe
@@ -22,9 +22,11 @@ def write_ratings(rows: Iterable[dict[str, object]], out: TextIO | OutputWrapper
     return write_export(rows, out, fmt, list(EXPORT_COLUMNS))
 
 
-def write_judgments(rows: Iterable[dict[str, object]], out: TextIO | OutputWrapper, fmt: str) -> int:
-    """:func:`write_ratings` for judgment rows (columns ``JUDGMENT_COLUMNS``)."""
-    return write_export(rows, out, fmt, list(JUDGMENT_COLUMNS))
+def write_judgments(rows: Iterable[dict[str, object]], out: TextIO | OutputWrapper, fmt: str,
+                    columns: Sequence[str] = JUDGMENT_COLUMNS) -> int:
+    """:func:`write_ratings` for judgment rows (``columns``: ``JUDGMENT_COLUMNS``, or a sentence preference
+    study's ``SENTENCE_JUDGMENT_COLUMNS``; ``selectors.study_judgment_file`` gives both rows and columns)."""
+    return write_export(rows, out, fmt, list(columns))
 
 
 def write_export(rows: Iterable[dict[str, object]], out: TextIO | OutputWrapper, fmt: str, columns: list[str]) -> int:

@@ -44,6 +44,10 @@ DEFAULT_CRITERIA = [
 ]
 
 
+#: the one question of a sentence preference study (Zopf sec. 3)
+SENTENCE_CRITERION = {"name": "importance", "question": "Which sentence holds more important information?"}
+
+
 def default_criteria() -> list[dict[str, str]]:
     return [dict(criterion) for criterion in DEFAULT_CRITERIA]
 
@@ -163,6 +167,22 @@ class Summary(models.Model):
         return f"{self.document.external_id}/{self.reader.external_id}/{self.system.name}"
 
 
+class TopicSentence(models.Model):
+    """A source sentence of a topic (Zopf's S*): a topic is stored as a :class:`Document` (its ``external_id`` the
+    topic id, its body the sentences one per line) and its sentences in order (``import_topics``)."""
+
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="sentences")
+    position = models.PositiveIntegerField(help_text="0-based index in the topic (the Zopf files' sentence index).")
+    text = models.TextField()
+
+    class Meta:
+        ordering = ["document", "position"]
+        constraints = [models.UniqueConstraint(fields=["document", "position"], name="topic_sentence_unique_position")]
+
+    def __str__(self) -> str:
+        return f"{self.document.external_id}[{self.position}]: {self.text[:60]}"
+
+
 class Study(models.Model):
     class Status(models.TextChoices):
         DRAFT = "draft", "Draft"
@@ -176,6 +196,7 @@ class Study(models.Model):
     class Kind(models.TextChoices):
         SIMILARITY = "similarity", "Similarity of summary pairs (1-6 ratings)"
         PREFERENCE = "preference", "Preference between two systems' texts (A/B per criterion)"
+        SENTENCE_PREFERENCE = "sentence_preference", "Preference between two sentences of a topic (Zopf)"
 
     class IdenticalPairs(models.TextChoices):
         SHOW = "show", "Show them (the papers' protocol)"
@@ -188,7 +209,8 @@ class Study(models.Model):
     kind = models.CharField(
         max_length=20, choices=Kind.choices, default=Kind.SIMILARITY,
         help_text="similarity: rate summary pairs 1-6 (PerSEval-HJ); preference: choose the better of two systems' "
-        "texts per criterion (AuPEL; win/tie/loss, Elo, Bradley-Terry).",
+        "texts per criterion (AuPEL; win/tie/loss, Elo, Bradley-Terry); sentence_preference: choose the sentence "
+        "of a topic that holds more important information (Zopf; import the topics with import_topics).",
     )
     systems = models.ManyToManyField(System, related_name="studies", blank=True)
     instructions = models.TextField(blank=True)
@@ -238,6 +260,10 @@ class Study(models.Model):
         help_text="Preference studies: participants whose share of gold pairs answered right is below this are "
         "flagged, and the participants page can exclude them all from every statistic (reversible).",
     )
+    pairs_per_topic = models.PositiveSmallIntegerField(
+        default=200, validators=[MinValueValidator(1)],
+        help_text="Sentence preference studies: distinct sentence pairs drawn per topic (Zopf: 200).",
+    )
     examples_shown = models.PositiveSmallIntegerField(
         default=3, validators=[MaxValueValidator(10)],
         help_text="Preference studies: the reader's own headlines on other articles shown as their examples.",
@@ -261,6 +287,23 @@ class Study(models.Model):
     def __str__(self) -> str:
         return self.title
 
+    def save(self, *args: object, **kwargs: object) -> None:
+        """A sentence preference study still asking the AuPEL criteria asks Zopf's one question instead."""
+        if self.kind == Study.Kind.SENTENCE_PREFERENCE and self.criteria == default_criteria():
+            self.criteria = [dict(SENTENCE_CRITERION)]
+        super().save(*args, **kwargs)  # type: ignore[arg-type]
+
+    @property
+    def is_pairwise(self) -> bool:
+        """A/B answers (preference or sentence preference), stored as :class:`Judgment` rows."""
+        return self.kind in (Study.Kind.PREFERENCE, Study.Kind.SENTENCE_PREFERENCE)
+
+    @property
+    def offers_tie(self) -> bool:
+        """'About the same' is offered: a preference study with ``allow_tie`` (a sentence preference is always a
+        forced choice, as in Zopf's protocol)."""
+        return self.allow_tie and self.kind == Study.Kind.PREFERENCE
+
     def clean(self) -> None:
         """``identical_pairs`` decides what participants were shown and what was stored for them, so it cannot
         change once a participant has claimed a questionnaire."""
@@ -279,8 +322,9 @@ class Questionnaire(models.Model):
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="questionnaires")
     position = models.PositiveIntegerField(help_text="Order in the study design.")
     document = models.ForeignKey(Document, on_delete=models.PROTECT, related_name="questionnaires")
-    reader_j = models.ForeignKey(Reader, on_delete=models.PROTECT, related_name="+")
-    reader_k = models.ForeignKey(Reader, on_delete=models.PROTECT, related_name="+")
+    reader_j = models.ForeignKey(Reader, on_delete=models.PROTECT, related_name="+", null=True, blank=True,
+                                 help_text="Empty in a sentence preference study (a topic has no reader).")
+    reader_k = models.ForeignKey(Reader, on_delete=models.PROTECT, related_name="+", null=True, blank=True)
     group = models.PositiveSmallIntegerField(default=0, help_text="Which group of systems for this pair.")
 
     class Meta:
@@ -293,7 +337,8 @@ class Questionnaire(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.study.slug} #{self.position} {self.document.external_id} ({self.reader_j}, {self.reader_k})"
+        readers = f" ({self.reader_j}, {self.reader_k})" if self.reader_j_id is not None else ""
+        return f"{self.study.slug} #{self.position} {self.document.external_id}{readers}"
 
 
 class Item(models.Model):
@@ -444,25 +489,47 @@ class Rating(models.Model):
 
 
 class PreferenceItem(models.Model):
-    """One pair of a preference questionnaire: two systems' texts for the questionnaire's case (document, reader),
-    ``system_a`` stored first (``survey.pairwise_design``); the sides shown are drawn per participant."""
+    """One pair of an A/B questionnaire, ``_a`` stored first (``survey.pairwise_design``); the sides shown are drawn
+    per participant. In a preference study: two systems' texts for the questionnaire's case (document, reader); in
+    a sentence preference study: two sentences of the questionnaire's topic (``sentence_a`` the lower index)."""
 
     questionnaire = models.ForeignKey(Questionnaire, on_delete=models.CASCADE, related_name="preference_items")
     position = models.PositiveSmallIntegerField()
-    system_a = models.ForeignKey(System, on_delete=models.PROTECT, related_name="+")
-    system_b = models.ForeignKey(System, on_delete=models.PROTECT, related_name="+")
-    summary_a = models.ForeignKey(Summary, on_delete=models.PROTECT, related_name="+")
-    summary_b = models.ForeignKey(Summary, on_delete=models.PROTECT, related_name="+")
+    system_a = models.ForeignKey(System, on_delete=models.PROTECT, related_name="+", null=True, blank=True)
+    system_b = models.ForeignKey(System, on_delete=models.PROTECT, related_name="+", null=True, blank=True)
+    summary_a = models.ForeignKey(Summary, on_delete=models.PROTECT, related_name="+", null=True, blank=True)
+    summary_b = models.ForeignKey(Summary, on_delete=models.PROTECT, related_name="+", null=True, blank=True)
+    sentence_a = models.ForeignKey(TopicSentence, on_delete=models.PROTECT, related_name="+", null=True, blank=True)
+    sentence_b = models.ForeignKey(TopicSentence, on_delete=models.PROTECT, related_name="+", null=True, blank=True)
 
     class Meta:
         ordering = ["questionnaire", "position"]
         constraints = [
             models.UniqueConstraint(fields=["questionnaire", "position"], name="preference_item_unique_position"),
             models.CheckConstraint(condition=~Q(system_a=models.F("system_b")), name="preference_item_two_systems"),
+            models.CheckConstraint(
+                condition=(Q(system_a__isnull=False, system_b__isnull=False, summary_a__isnull=False,
+                             summary_b__isnull=False, sentence_a__isnull=True, sentence_b__isnull=True)
+                           | Q(system_a__isnull=True, system_b__isnull=True, summary_a__isnull=True,
+                               summary_b__isnull=True, sentence_a__isnull=False, sentence_b__isnull=False)),
+                name="preference_item_systems_or_sentences",
+            ),
+            models.CheckConstraint(condition=~Q(sentence_a=models.F("sentence_b")),
+                                   name="preference_item_two_sentences"),
         ]
 
     def __str__(self) -> str:
-        return f"{self.questionnaire} / {self.system_a.name} vs {self.system_b.name}"
+        if self.sentence_a_id is not None:
+            return f"{self.questionnaire} / sentences {self.sentence_a_id} vs {self.sentence_b_id}"
+        return f"{self.questionnaire} / {self.system_a} vs {self.system_b}"
+
+    @property
+    def texts(self) -> tuple[str, str]:
+        """The two candidates' texts, ``_a`` first."""
+        if self.sentence_a is not None and self.sentence_b is not None:
+            return self.sentence_a.text, self.sentence_b.text
+        assert self.summary_a is not None and self.summary_b is not None
+        return self.summary_a.text, self.summary_b.text
 
 
 class Judgment(models.Model):

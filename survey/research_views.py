@@ -5,7 +5,7 @@ import io
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import asdict
-from functools import wraps
+from functools import partial, wraps
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -89,14 +89,14 @@ def ratings_download(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
 def judgments_download(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
     """A preference study's judgments as a judgment file (``manage.py export_judgments``); ``?source=human``,
     ``llm`` or ``all`` (default) picks the participants', the judge runs' or both."""
-    study = get_object_or_404(Study, slug=slug, kind=Study.Kind.PREFERENCE)
+    study = get_object_or_404(Study.objects.exclude(kind=Study.Kind.SIMILARITY), slug=slug)
     source = request.GET.get("source", "all")
     if source not in selectors.JUDGMENT_SOURCES:
         return HttpResponse(f"source must be one of {', '.join(selectors.JUDGMENT_SOURCES)}", status=400,
                             content_type="text/plain")
     what = "judgments" if source == "all" else f"judgments-{source}"
-    return _export_download(study, fmt, selectors.judgment_export_rows(study=study, source=source),
-                            exporting.write_judgments, what)
+    rows, columns = selectors.study_judgment_file(study=study, source=source)
+    return _export_download(study, fmt, rows, partial(exporting.write_judgments, columns=columns), what)
 
 
 @researcher_required
@@ -196,17 +196,23 @@ def study_design(request: HttpRequest, slug: str) -> HttpResponse:
     price = form.cleaned_data.get("price_per_hour") if form.is_valid() else None
     locked = {"generated": study.questionnaires.count(),
               "has_assignments": study.questionnaires.filter(assignments__isnull=False).exists()}
-    if study.kind == Study.Kind.PREFERENCE:
+    if study.is_pairwise:
         try:
-            planned, skipped = selectors.preference_plan(study=study)
+            if study.kind == Study.Kind.SENTENCE_PREFERENCE:
+                topics, skipped = selectors.sentence_plan(study=study)
+                planned_items, cases = [len(q.items) for q in topics], len({q.document.pk for q in topics})
+            else:
+                planned, skipped = selectors.preference_plan(study=study)
+                planned_items = [len(q.items) for q in planned]
+                cases = len({(q.document.pk, q.reader.pk) for q in planned})
         except ValueError as exc:
             return render(request, "research/design.html", {"study": study, "form": form, "problem": str(exc)})
-        pairs = sum(len(q.items) for q in planned)
+        pairs = sum(planned_items)
         return render(request, "research/design.html", {
             "study": study, "form": form, **locked,
-            "preference": {"questionnaires": len(planned), "pairs": pairs, "skipped": skipped,
-                           "cases": len({(q.document.pk, q.reader.pk) for q in planned}),
-                           "sets": len(planned) * study.raters_per_questionnaire,
+            "preference": {"questionnaires": len(planned_items), "pairs": pairs, "skipped": skipped,
+                           "cases": cases,
+                           "sets": len(planned_items) * study.raters_per_questionnaire,
                            "answers": pairs * len(study.criteria) * study.raters_per_questionnaire},
         })
     try:
@@ -266,7 +272,7 @@ def study_participants(request: HttpRequest, slug: str) -> HttpResponse:
              "fast": selectors.FAST_SECONDS_PER_PAIR, "straight": selectors.STRAIGHTLINED_SHARE,
              "spearman": selectors.LOW_AGREEMENT_SPEARMAN, "position": selectors.POSITION_BIAS_SHARE,
              "position_answers": selectors.POSITION_BIAS_MIN_ANSWERS},
-         "preference": study.kind == Study.Kind.PREFERENCE,
+         "preference": study.is_pairwise,
          "below_gold": sum(1 for row in rows if row.below_gold)},
     )
 

@@ -32,6 +32,7 @@ from survey.models import (
     Study,
     Summary,
     System,
+    TopicSentence,
 )
 
 # The ratings layout of docs/conventions.md: these five columns first, so exports feed the CLI.
@@ -177,7 +178,13 @@ def study_progress(study: Study, now=None) -> StudyProgress:
         if study.identical_pairs != Study.IdenticalPairs.SHOW
         else 0
     )
-    if study.kind == Study.Kind.PREFERENCE:  # answers in which the system's text took part
+    if study.kind == Study.Kind.SENTENCE_PREFERENCE:  # answers per topic
+        per_system = dict(
+            Judgment.objects.filter(assignment__questionnaire__study=study)
+            .values_list("item__questionnaire__document__external_id").annotate(c=Count("id"))
+            .order_by("item__questionnaire__document__external_id")
+        )
+    elif study.kind == Study.Kind.PREFERENCE:  # answers in which the system's text took part
         per_system: dict[str, int] = {}
         for side in ("item__system_a__name", "item__system_b__name"):
             for name, count in (Judgment.objects.filter(assignment__questionnaire__study=study)
@@ -255,6 +262,7 @@ def ratings_export_rows(
     for r in qs.iterator(chunk_size=2000):
         a = r.assignment
         q = a.questionnaire
+        assert q.reader_j is not None and q.reader_k is not None  # similarity questionnaires have both readers
         yield {
             "doc_id": q.document.external_id,
             "system": r.item.system.name,
@@ -528,7 +536,7 @@ def study_participants(*, study: Study) -> list[ParticipantRow]:
     )
     for a in assignments:
         done.setdefault(a.participant_id, []).append(a)
-    preference = study.kind == Study.Kind.PREFERENCE
+    preference = study.is_pairwise
     shares = first_choice_shares(study=study) if preference else {}
     threshold = study.gold_threshold if preference else None
     out = []
@@ -586,6 +594,49 @@ class PlannedPreference:
     reader: Reader
     group: int
     items: list[tuple[Summary, Summary]]
+
+
+@dataclass(frozen=True)
+class PlannedSentences:
+    """One sentence preference questionnaire: a topic (its document), its ``group`` among the topic's
+    questionnaires, and the sentence pairs (lower index first)."""
+
+    document: Document
+    group: int
+    items: list[tuple[TopicSentence, TopicSentence]]
+
+
+def sentence_seed(study_seed: int, topic_number: int) -> int:
+    """The seed of topic ``topic_number`` (0-based, dataset order) in ``pairwise_design.sentence_pairs``."""
+    return study_seed * 1_000_003 + topic_number
+
+
+def sentence_plan(*, study: Study) -> tuple[list[PlannedSentences], list[str]]:
+    """What *Generate questionnaires* creates for a sentence preference study: per topic (a dataset document with
+    sentences, dataset order) ``pairwise_design.sentence_pairs(n, pairs_per_topic, seed)`` with
+    :func:`sentence_seed`, cut in drawn order into questionnaires of ``pairs_per_questionnaire``; also the topics
+    left out (in words). ValueError when no topic has two sentences."""
+    sentences: dict[int, list[TopicSentence]] = {}
+    for sentence in TopicSentence.objects.filter(document__dataset=study.dataset).order_by("document_id",
+                                                                                          "position"):
+        sentences.setdefault(sentence.document_id, []).append(sentence)
+    planned: list[PlannedSentences] = []
+    skipped: list[str] = []
+    size = study.pairs_per_questionnaire
+    for number, document in enumerate(study.dataset.documents.filter(pk__in=list(sentences)).order_by("id")):
+        topic = sentences[document.pk]
+        if len(topic) < 2:
+            skipped.append(f"topic {document.external_id} has fewer than two sentences")
+            continue
+        pairs = pairwise_design.sentence_pairs(len(topic), pairs_per_topic=study.pairs_per_topic,
+                                               seed=sentence_seed(study.seed, number))
+        items = [(topic[i], topic[j]) for i, j in pairs]
+        planned.extend(PlannedSentences(document, group, items[start:start + size])
+                       for group, start in enumerate(range(0, len(items), size)))
+    if not planned:
+        raise ValueError(f"dataset {study.dataset.name!r} has no topic with two sentences: import topics first "
+                         "(manage.py import_topics FILE --dataset NAME)")
+    return planned, skipped
 
 
 def preference_plan(*, study: Study) -> tuple[list[PlannedPreference], list[str]]:
@@ -657,9 +708,12 @@ def _document_ids(study: Study) -> list[str]:
 
 
 def preference_context(assignment: Assignment) -> dict[str, object]:
-    """What a preference page shows besides the pairs: the article and the reader's example texts."""
+    """What an A/B page shows besides the pairs: the article and the reader's example texts (nothing for a
+    sentence preference study, whose participants compare the two sentences alone)."""
     questionnaire = assignment.questionnaire
     reader = questionnaire.reader_j
+    if reader is None:
+        return {"article": None, "examples": []}
     own = _own_texts([reader.pk]).get(reader.pk, {})
     examples = _examples(questionnaire.study, reader, questionnaire.document, own, _document_ids(questionnaire.study))
     return {"article": questionnaire.document, "examples": examples}
@@ -675,18 +729,21 @@ def study_judge_cases(*, study: Study) -> list[tuple[int, JudgeCase]]:
                         "summary_a", "summary_b")
         .order_by("questionnaire__position", "questionnaire_id", "position")
     )
-    own = _own_texts({item.questionnaire.reader_j_id for item in items})
+    own = _own_texts({item.questionnaire.reader_j_id for item in items if item.questionnaire.reader_j_id})
     documents = _document_ids(study)
     cache: dict[tuple[int, int], tuple[str, ...]] = {}
     cases: list[tuple[int, JudgeCase]] = []
     for item in items:
         document, reader = item.questionnaire.document, item.questionnaire.reader_j
+        if reader is None or item.system_a is None or item.system_b is None:  # a sentence pair: no case
+            continue
         key = (document.pk, reader.pk)
         if key not in cache:
             cache[key] = tuple(_examples(study, reader, document, own.get(reader.pk, {}), documents))
+        text_a, text_b = item.texts
         cases.append((item.pk, JudgeCase(
             case_id=f"{document.external_id}/{reader.external_id}", model_a=item.system_a.name,
-            model_b=item.system_b.name, text_a=item.summary_a.text, text_b=item.summary_b.text,
+            model_b=item.system_b.name, text_a=text_a, text_b=text_b,
             context=document.body, examples=cache[key], doc_id=document.external_id, reader_id=reader.external_id,
         )))
     return cases
@@ -697,7 +754,7 @@ def assignment_choices(assignment: Assignment) -> list[ShownPair]:
     items = {
         item.pk: item
         for item in PreferenceItem.objects.filter(questionnaire_id=assignment.questionnaire_id).select_related(
-            "summary_a", "summary_b"
+            "summary_a", "summary_b", "sentence_a", "sentence_b"
         )
     }
     shown = []
@@ -706,7 +763,7 @@ def assignment_choices(assignment: Assignment) -> list[ShownPair]:
             shown.append(ShownPair(key=entry["key"], number=number, first=entry["first"], second=entry["second"]))
             continue
         item = items[entry["pitem"]]
-        first, second = item.summary_a.text, item.summary_b.text
+        first, second = item.texts
         if entry.get("swap"):
             first, second = second, first
         shown.append(ShownPair(key=entry["key"], number=number, first=first, second=second))
@@ -740,6 +797,18 @@ def judgment_export_rows(*, study: Study, exclude_excluded: bool = False, source
         yield from _judge_run_rows(study)
 
 
+def _judgment_row(item: PreferenceItem, *, criterion: str, winner: str, judge: str, judge_kind: str,
+                  run: int | str, shown_first: str) -> dict[str, object]:
+    """One judgment-file row (``JUDGMENT_COLUMNS``) of a preference item (its questionnaire, document, reader and
+    systems selected with it)."""
+    questionnaire = item.questionnaire
+    assert questionnaire.reader_j is not None and item.system_a is not None and item.system_b is not None
+    doc_id, reader_id = questionnaire.document.external_id, questionnaire.reader_j.external_id
+    return {"case_id": f"{doc_id}/{reader_id}", "criterion": criterion, "model_a": item.system_a.name,
+            "model_b": item.system_b.name, "winner": winner, "judge": judge, "judge_kind": judge_kind, "run": run,
+            "shown_first": shown_first, "doc_id": doc_id, "reader_id": reader_id}
+
+
 def _judge_run_rows(study: Study) -> Iterator[dict[str, object]]:
     order = {criterion["name"]: n for n, criterion in enumerate(study.criteria)}
     rows = (
@@ -753,13 +822,9 @@ def _judge_run_rows(study: Study) -> Iterator[dict[str, object]]:
 
     def flush() -> Iterator[dict[str, object]]:
         for judgment in sorted(batch, key=lambda j: (order.get(j.criterion, len(order)), j.criterion, j.run)):
-            questionnaire = judgment.item.questionnaire
-            doc_id, reader_id = questionnaire.document.external_id, questionnaire.reader_j.external_id
-            yield {"case_id": f"{doc_id}/{reader_id}", "criterion": judgment.criterion,
-                   "model_a": judgment.item.system_a.name, "model_b": judgment.item.system_b.name,
-                   "winner": judgment.winner, "judge": judgment.judge_run.name, "judge_kind": "llm",
-                   "run": judgment.run, "shown_first": judgment.shown_first, "doc_id": doc_id,
-                   "reader_id": reader_id}
+            yield _judgment_row(judgment.item, criterion=judgment.criterion, winner=judgment.winner,
+                                judge=judgment.judge_run.name, judge_kind="llm", run=judgment.run,
+                                shown_first=judgment.shown_first)
 
     current: tuple[int, int] | None = None
     for judgment in rows.iterator(chunk_size=2000):
@@ -776,8 +841,8 @@ def _human_judgment_rows(study: Study, exclude_excluded: bool) -> Iterator[dict[
     order = {criterion["name"]: n for n, criterion in enumerate(study.criteria)}
     rows = (
         Judgment.objects.filter(assignment__questionnaire__study=study, assignment__completed_at__isnull=False)
-        .select_related("item__system_a", "item__system_b", "assignment__questionnaire__document",
-                        "assignment__questionnaire__reader_j")
+        .select_related("item__system_a", "item__system_b", "item__questionnaire__document",
+                        "item__questionnaire__reader_j")
         .order_by("assignment__completed_at", "assignment_id", "shown_position", "id")
     )
     if exclude_excluded:
@@ -787,13 +852,9 @@ def _human_judgment_rows(study: Study, exclude_excluded: bool) -> Iterator[dict[
 
     def flush() -> Iterator[dict[str, object]]:
         for judgment in sorted(batch, key=lambda j: (j.shown_position, order.get(j.criterion, len(order)))):
-            questionnaire = judgment.assignment.questionnaire
-            doc_id, reader_id = questionnaire.document.external_id, questionnaire.reader_j.external_id
-            yield {"case_id": f"{doc_id}/{reader_id}", "criterion": judgment.criterion,
-                   "model_a": judgment.item.system_a.name, "model_b": judgment.item.system_b.name,
-                   "winner": judgment.winner, "judge": rater_id(judgment.assignment.participant_id),
-                   "judge_kind": "human", "run": "", "shown_first": judgment.shown_first, "doc_id": doc_id,
-                   "reader_id": reader_id}
+            yield _judgment_row(judgment.item, criterion=judgment.criterion, winner=judgment.winner,
+                                judge=rater_id(judgment.assignment.participant_id), judge_kind="human", run="",
+                                shown_first=judgment.shown_first)
 
     for judgment in rows.iterator(chunk_size=2000):
         if judgment.assignment_id != current and batch:
@@ -802,6 +863,45 @@ def _human_judgment_rows(study: Study, exclude_excluded: bool) -> Iterator[dict[
         current = judgment.assignment_id
         batch.append(judgment)
     yield from flush()
+
+
+#: a sentence preference study's judgment file (docs/conventions.md sec. 18): the columns ``python -m metaeval zopf``
+#: reads (``sentence_a``/``sentence_b`` 0-based indexes into the topic's sentences, ``winner`` ``a`` or ``b``), then
+#: the rater, the sentence shown first and the criterion
+SENTENCE_JUDGMENT_COLUMNS = ("topic", "sentence_a", "sentence_b", "winner", "judge", "shown_first", "criterion")
+
+
+def sentence_judgment_rows(*, study: Study, exclude_excluded: bool = False) -> Iterator[dict[str, object]]:
+    """A sentence preference study's judgments as Zopf judgment-file rows (``SENTENCE_JUDGMENT_COLUMNS``), in
+    submission order (assignment, then position on the page)."""
+    rows = (
+        Judgment.objects.filter(assignment__questionnaire__study=study, assignment__completed_at__isnull=False)
+        .select_related("assignment", "item__sentence_a", "item__sentence_b", "item__questionnaire__document")
+        .order_by("assignment__completed_at", "assignment_id", "shown_position", "id")
+    )
+    if exclude_excluded:
+        rows = rows.exclude(assignment__participant__excluded=True)
+    side = {"model_a": "a", "model_b": "b"}
+    for judgment in rows.iterator(chunk_size=2000):
+        item = judgment.item
+        assert item.sentence_a is not None and item.sentence_b is not None
+        yield {"topic": item.questionnaire.document.external_id, "sentence_a": item.sentence_a.position,
+               "sentence_b": item.sentence_b.position, "winner": side.get(judgment.winner, judgment.winner),
+               "judge": rater_id(judgment.assignment.participant_id),
+               "shown_first": side[judgment.shown_first], "criterion": judgment.criterion}
+
+
+def study_judgment_file(*, study: Study, exclude_excluded: bool = False, source: str = "all"
+                        ) -> tuple[Iterator[dict[str, object]], tuple[str, ...]]:
+    """The rows and columns of a pairwise study's judgment file: a preference study's (sec. 17,
+    :func:`judgment_export_rows`) or a sentence preference study's (sec. 18, :func:`sentence_judgment_rows`; it
+    has no judge runs, so ``source`` ``llm`` gives no row)."""
+    if study.kind == Study.Kind.SENTENCE_PREFERENCE:
+        if source not in JUDGMENT_SOURCES:
+            raise ValueError(f"source must be one of {', '.join(JUDGMENT_SOURCES)}, not {source!r}")
+        rows = sentence_judgment_rows(study=study, exclude_excluded=exclude_excluded) if source != "llm" else iter(())
+        return rows, SENTENCE_JUDGMENT_COLUMNS
+    return judgment_export_rows(study=study, exclude_excluded=exclude_excluded, source=source), JUDGMENT_COLUMNS
 
 
 def below_gold_threshold(*, study: Study) -> list[int]:

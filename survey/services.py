@@ -95,6 +95,8 @@ def questionnaires_generate(*, study: Study) -> design.DesignReport:
     Questionnaire.objects.filter(study=study).delete()
     if study.kind == Study.Kind.PREFERENCE:
         return _preference_questionnaires(study)
+    if study.kind == Study.Kind.SENTENCE_PREFERENCE:
+        return _sentence_questionnaires(study)
     try:
         plan = selectors.study_design_plan(study=study)
     except ValueError as exc:
@@ -135,6 +137,23 @@ def _preference_questionnaires(study: Study) -> design.DesignReport:
         systems = tuple(dict.fromkeys(name for a, b in plan.items for name in (a.system.name, b.system.name)))
         specs.append(design.QuestionnaireSpec(plan.document.external_id, plan.reader.external_id,
                                               plan.reader.external_id, plan.group, systems))
+    return design.DesignReport(specs, skipped)
+
+
+def _sentence_questionnaires(study: Study) -> design.DesignReport:
+    """The sentence preference study's questionnaires (``selectors.sentence_plan``): one per topic and group."""
+    try:
+        planned, skipped = selectors.sentence_plan(study=study)
+    except ValueError as exc:
+        raise SurveyError(str(exc)) from None
+    specs = []
+    for position, plan in enumerate(planned):
+        q = Questionnaire.objects.create(study=study, position=position, document=plan.document, group=plan.group)
+        PreferenceItem.objects.bulk_create(
+            PreferenceItem(questionnaire=q, position=i, sentence_a=a, sentence_b=b)
+            for i, (a, b) in enumerate(plan.items)
+        )
+        specs.append(design.QuestionnaireSpec(plan.document.external_id, "", "", plan.group, ()))
     return design.DesignReport(specs, skipped)
 
 
@@ -238,7 +257,7 @@ def _new_assignment(
     presentation_seed: int | None = None,
 ) -> Assignment:
     seed = secrets.randbits(62) if presentation_seed is None else presentation_seed
-    if study.kind == Study.Kind.PREFERENCE:
+    if study.is_pairwise:
         return _assignment_row(study, questionnaire, participant, slot, now, seed,
                                _preference_presentation(study, questionnaire, seed))
     items = questionnaire.items.order_by("position")
@@ -270,7 +289,9 @@ def _gold_pairs(study: Study, questionnaire: Questionnaire, count: int, rng: ran
     """``count`` known-answer pairs for one set: the case reader's own headline (``user`` summary) of the document
     against another reader's own headline of it, sides drawn at random; the right answer is the reader's own on
     the personalization criterion. The texts are stored with the assignment. None when the document has no other
-    reader's headline or the reader has none."""
+    reader's headline or the reader has none (or the questionnaire, a topic's, has no reader)."""
+    if questionnaire.reader_j_id is None:
+        return []
     own = Summary.objects.filter(document_id=questionnaire.document_id, reader_id=questionnaire.reader_j_id,
                                  system__name=REFERENCE_SYSTEM).values_list("text", flat=True).first()
     others = list(
@@ -528,8 +549,8 @@ def choice_field(key: str, criterion: str) -> str:
 
 def _validate_choices(assignment: Assignment, raw: Mapping[str, object]) -> dict[tuple[str, str], str]:
     study = assignment.questionnaire.study
-    allowed = CHOICES if study.allow_tie else CHOICES[:2]
-    words = "A, B or about the same" if study.allow_tie else "A or B"
+    allowed = CHOICES if study.offers_tie else CHOICES[:2]
+    words = "A, B or about the same" if study.offers_tie else "A or B"
     criteria = [criterion["name"] for criterion in study.criteria]
     values: dict[tuple[str, str], str] = {}
     errors: dict[str, str] = {}
@@ -569,7 +590,7 @@ def judgments_submit(*, assignment_public_id: str, participant: Participant, val
         assignment = _locked_assignment(assignment_public_id, participant)
         if assignment.completed_at is not None:
             return assignment
-        if assignment.questionnaire.study.kind != Study.Kind.PREFERENCE:
+        if not assignment.questionnaire.study.is_pairwise:
             raise SurveyError("This questionnaire asks for ratings, not preferences.")
         cleaned = _validate_choices(assignment, values)
         _take_back_if_expired(assignment, now)

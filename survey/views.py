@@ -156,7 +156,7 @@ def questionnaire(request: HttpRequest, public_id: str) -> HttpResponse:
         posted = {k: v[0] if len(v) == 1 else v for k, v in request.POST.lists() if k != "csrfmiddlewaretoken"}
         submitted = {k: v for k, v in posted.items() if isinstance(v, str)}
         asked_at = timezone.now()
-        submit = services.judgments_submit if study.kind == Study.Kind.PREFERENCE else services.ratings_submit
+        submit = services.judgments_submit if study.is_pairwise else services.ratings_submit
         try:
             saved = submit(assignment_public_id=public_id, participant=participant, values=posted)
         except services.SubmissionInvalid as exc:
@@ -173,7 +173,7 @@ def questionnaire(request: HttpRequest, public_id: str) -> HttpResponse:
                 messages.warning(request, ALREADY_SUBMITTED)
             return redirect("survey:done", public_id=public_id)
     done_before = participant.assignments.filter(completed_at__isnull=False).count()
-    if study.kind == Study.Kind.PREFERENCE:
+    if study.is_pairwise:
         return _preference_page(request, study, assignment, errors, submitted, done_before + 1)
     labels = selectors.scale_choices(study)
     pairs = [
@@ -218,6 +218,8 @@ def _preference_page(request: HttpRequest, study: Study, assignment: Assignment,
             "criteria": study.criteria, "questions": len(pairs) * len(study.criteria),
             "sequence_number": sequence_number, "expires_at": assignment.expires_at,
             "context": selectors.preference_context(assignment), "step": 4,
+            "sentences": study.kind == Study.Kind.SENTENCE_PREFERENCE,
+            "label": "Sentence" if study.kind == Study.Kind.SENTENCE_PREFERENCE else "Text",
         },
         status=400 if errors else 200,
     )
