@@ -261,3 +261,14 @@ def test_the_file_judge_imports_all_or_nothing():
     assert lines[0].startswith(f'bad.csv:{total + 1}: field "case_id": no item')
     assert any(line.startswith(f"bad.csv:{total + 2}:") for line in lines)
     assert JudgeRun.objects.count() == 1 and JudgeJudgment.objects.count() == 2 * items
+
+
+def test_a_transformers_run_without_a_model_folder_fails_saying_how_to_provide_one(
+        django_capture_on_commit_callbacks, tmp_path):
+    study = ranked_study()
+    with django_capture_on_commit_callbacks(execute=True):
+        run = judge_runs.judge_run_create(study=study, kind="transformers", runs=2, criteria=["quality"],
+                                          settings={"model_path": str(tmp_path / "no-model")})
+    run.refresh_from_db()
+    assert run.status == JudgeRun.Status.FAILED and "not a model folder" in run.error
+    assert run.name == "no-model" and not JudgeJudgment.objects.exists()

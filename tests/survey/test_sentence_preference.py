@@ -160,3 +160,74 @@ def test_the_study_and_design_pages_and_downloads(tmp_path, client: Client, djan
     assert download.status_code == 200
     assert download.content.decode().splitlines() == [",".join(selectors.SENTENCE_JUDGMENT_COLUMNS)]
     assert researcher_client.get(f"/research/studies/{study.slug}/judges/").status_code == 404
+
+
+def solo_study(tmp_path: Path, slug: str) -> Study:
+    """One topic of three sentences: three pairs in one questionnaire with one slot."""
+    topics = [{"topic": "solo", "sentences": ["First fact.", "Second fact.", "Third fact."]}]
+    call_command("import_topics", str(topics_file(tmp_path, topics)), dataset="solo-data", stdout=io.StringIO())
+    study = Study.objects.create(slug=slug, title=slug, dataset=Dataset.objects.get(name="solo-data"),
+                                 kind=Study.Kind.SENTENCE_PREFERENCE, pairs_per_questionnaire=3,
+                                 raters_per_questionnaire=1)
+    services.questionnaires_generate(study=study)
+    services.study_open(study=study)
+    return study
+
+
+def _answers(assignment: Assignment) -> dict[str, str]:
+    return {services.choice_field(e["key"], "importance"): "b" for e in assignment.presentation}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_simultaneous_claims_and_double_submits_of_a_sentence_study(tmp_path):
+    import threading
+    from collections import Counter
+
+    from django.db import connections
+
+    from tests.survey.test_concurrency import run_in_threads
+
+    study = solo_study(tmp_path, "zconc")
+    assert study.questionnaires.count() == 1  # 3 pairs, one questionnaire, one slot, for 10 people at once
+    participants = [services.participant_register(study=study) for _ in range(10)]
+    outcome: Counter[str] = Counter()
+    lock = threading.Lock()
+
+    def claim_and_submit(participant) -> None:
+        try:
+            a = services.assignment_claim(participant=participant)
+        except services.NoQuestionnaireAvailable:
+            with lock:
+                outcome["refused"] += 1
+            return
+        values = _answers(a)
+        results = run_in_threads(lambda: services.judgments_submit(
+            assignment_public_id=a.public_id, participant=participant, values=values), [(), ()])
+        with lock:
+            outcome["done"] += 1
+            outcome["submit errors"] += len(results)
+
+    errors = run_in_threads(claim_and_submit, [(p,) for p in participants])
+    connections.close_all()
+    assert errors == []
+    assert outcome["done"] == 1 and outcome["refused"] == 9
+    assert Judgment.objects.count() == 3  # the double submit stored one set
+
+
+def test_expiry_holds_for_sentence_answers(tmp_path):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    study = solo_study(tmp_path, "zlate")
+    now = timezone.now()
+    first = services.participant_register(study=study)
+    late = services.assignment_claim(participant=first, now=now)
+    after = now + timedelta(minutes=study.assignment_timeout_minutes + 1)
+    second = services.participant_register(study=study)
+    taken = services.assignment_claim(participant=second, now=after)
+    assert taken.questionnaire_id == late.questionnaire_id  # the expired slot went to someone else
+    with pytest.raises(services.AssignmentExpired):
+        services.judgments_submit(assignment_public_id=late.public_id, participant=first, values=_answers(late),
+                                  now=after)
+    assert not Judgment.objects.filter(assignment=late).exists()
