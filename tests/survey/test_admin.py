@@ -108,7 +108,8 @@ def test_study_form_offers_no_reference_system_and_keeps_status_and_creator(data
         "systems_per_questionnaire": 5, "raters_per_questionnaire": 2, "assignment_timeout_minutes": 60,
         "pair_mode": "all", "seed": 3, "identical_pairs": "show", "attention_checks": 0,
         "kind": "similarity", "criteria": json.dumps(Study._meta.get_field("criteria").get_default()),
-        "cases_per_pair": 20, "pairs_per_questionnaire": 3, "pairs_per_topic": 200, "examples_shown": 3, "gold_rate": 0, "gold_threshold": "",
+        "cases_per_pair": 20, "pairs_per_questionnaire": 3, "pairs_per_topic": 200,
+        "examples_shown": 3, "gold_rate": 0, "gold_threshold": "",
         "status": "open", "created_by": "",
     }
     response = admin_client_logged.post("/admin/survey/study/add/", form)
