@@ -178,6 +178,7 @@ def study_progress(study: Study, now=None) -> StudyProgress:
         if study.identical_pairs != Study.IdenticalPairs.SHOW
         else 0
     )
+    per_system: dict[str, int]
     if study.kind == Study.Kind.SENTENCE_PREFERENCE:  # answers per topic
         per_system = dict(
             Judgment.objects.filter(assignment__questionnaire__study=study)
@@ -185,7 +186,7 @@ def study_progress(study: Study, now=None) -> StudyProgress:
             .order_by("item__questionnaire__document__external_id")
         )
     elif study.kind == Study.Kind.PREFERENCE:  # answers in which the system's text took part
-        per_system: dict[str, int] = {}
+        per_system = {}
         for side in ("item__system_a__name", "item__system_b__name"):
             for name, count in (Judgment.objects.filter(assignment__questionnaire__study=study)
                                 .values_list(side).annotate(c=Count("id")).order_by()):

@@ -25,18 +25,29 @@ class ReaderRecord:
     profile: str | None = None
 
 
+#: how a system's name carries its variant (a prompt style): ``MODEL:VARIANT`` (docs/conventions.md sec. 2)
+VARIANT_SEPARATOR = ":"
+
+
+def variant_system(system: str, variant: str) -> str:
+    """The stored name of ``system`` run as ``variant``: ``MODEL:VARIANT`` (``system`` itself without a variant)."""
+    return f"{system}{VARIANT_SEPARATOR}{variant}" if variant else system
+
+
 @dataclass(slots=True)
 class SummaryRecord:
     doc_id: str
     reader_id: str
-    system: str
+    system: str  # the stored name: MODEL:VARIANT when the summary has a variant
     text: str
     line: int = field(default=0, compare=False)  # where it came from, for error messages
+    variant: str = ""
 
 
 @dataclass(slots=True)
 class DatasetRecords:
-    """Everything one import writes; ``system_kinds`` sets kinds explicitly (others get defaults)."""
+    """Everything one import writes; ``system_kinds`` sets kinds explicitly (others get defaults); a summary's
+    ``variant`` is stored on its system."""
 
     documents: list[DocumentRecord] = field(default_factory=list)
     readers: list[ReaderRecord] = field(default_factory=list)

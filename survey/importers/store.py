@@ -190,6 +190,7 @@ def _reader_values(dataset: Dataset, records: DatasetRecords) -> dict[str, dict[
 
 def _systems_upsert(records: DatasetRecords) -> Counts:
     names = records.systems
+    variants = {s.system: s.variant for s in records.summaries if s.variant}
     existing = {s.name: s for s in System.objects.filter(name__in=names)}
     counts = Counts()
     new: list[System] = []
@@ -199,14 +200,15 @@ def _systems_upsert(records: DatasetRecords) -> Counts:
         system = existing.get(name)
         if system is None:
             default = System.Kind.REFERENCE if name == REFERENCE_SYSTEM else System.Kind.UNSPECIFIED
-            new.append(System(name=name, kind=kind or default))
-        elif kind is not None and system.kind != kind:
-            system.kind = kind
+            new.append(System(name=name, kind=kind or default, variant=variants.get(name, "")))
+        elif (kind is not None and system.kind != kind) or (name in variants and system.variant != variants[name]):
+            system.kind = kind or system.kind
+            system.variant = variants.get(name, system.variant)
             changed.append(system)
         else:
             counts.unchanged += 1
     System.objects.bulk_create(new, batch_size=BATCH_SIZE)
-    System.objects.bulk_update(changed, ["kind"], batch_size=BATCH_SIZE)
+    System.objects.bulk_update(changed, ["kind", "variant"], batch_size=BATCH_SIZE)
     counts.created, counts.updated = len(new), len(changed)
     return counts
 

@@ -1,4 +1,9 @@
-"""Parse model summaries (CSV or JSON Lines with ``doc_id, reader_id, system, text``) into records.
+"""Parse model summaries (CSV or JSON Lines with ``doc_id, reader_id, system, text`` and an optional ``variant``)
+into records.
+
+A ``variant`` (e.g. an iCOPERNICUS prompt style such as ``c-0-shot``) makes the stored system ``MODEL:VARIANT``
+(``records.variant_system``) with the variant recorded on the system; ``parse_summaries(variant=...)`` gives every
+row without one that variant (``import_summaries --variant``). A system or variant may not contain ``:``.
 
 The format follows the extension (``.csv``, ``.jsonl``, ``.json``), otherwise the first character decides
 (``{`` or ``[`` means JSON). Reference summaries (system ``user``) come from dataset imports, not from here.
@@ -13,7 +18,7 @@ from pathlib import Path
 from typing import Literal
 
 from metaeval.core.fileio import Problems, iter_json_values, json_type, read_text
-from survey.importers.records import MAX_KEY_LENGTH, SummaryRecord
+from survey.importers.records import MAX_KEY_LENGTH, VARIANT_SEPARATOR, SummaryRecord, variant_system
 from survey.models import REFERENCE_SYSTEM
 
 COLUMNS = ("doc_id", "reader_id", "system", "text")
@@ -27,8 +32,9 @@ def detect_format(path: Path, text: str) -> Format:
     return "json" if text.lstrip()[:1] in ("{", "[") else "csv"
 
 
-def parse_summaries(path: str | Path, *, file: str | None = None) -> list[SummaryRecord]:
-    """Read and validate a summaries file; raise ``ImportFileError`` listing every problem."""
+def parse_summaries(path: str | Path, *, file: str | None = None, variant: str = "") -> list[SummaryRecord]:
+    """Read and validate a summaries file; raise ``ImportFileError`` listing every problem. ``variant`` is the
+    variant of the rows that name none."""
     path = Path(path)
     file = file or path.name
     text = read_text(path, file)
@@ -38,7 +44,7 @@ def parse_summaries(path: str | Path, *, file: str | None = None) -> list[Summar
     records: list[SummaryRecord] = []
     first_line: dict[tuple[str, str, str], int] = {}
     for line, row in rows:
-        record = _record(row, line, file, problems)
+        record = _record(row, line, file, problems, variant)
         if record is None:
             continue
         key = (record.doc_id, record.reader_id, record.system)
@@ -71,8 +77,19 @@ def check_references(
     problems.raise_if_any()
 
 
-def _record(row: dict[str, object], line: int, file: str, problems: Problems) -> SummaryRecord | None:
+def _record(row: dict[str, object], line: int, file: str, problems: Problems,
+            default_variant: str = "") -> SummaryRecord | None:
     values: dict[str, str] = {}
+    variant = row.get("variant")
+    if variant is None or variant == "":
+        variant = default_variant
+    if not isinstance(variant, str):
+        problems.add(file, line, f'field "variant" must be a string, found {json_type(variant)}')
+        return None
+    variant = variant.strip()
+    if VARIANT_SEPARATOR in variant:
+        problems.add(file, line, f'field "variant" may not contain "{VARIANT_SEPARATOR}"')
+        return None
     for key in COLUMNS:
         value = row.get(key)
         if key not in row:
@@ -83,6 +100,12 @@ def _record(row: dict[str, object], line: int, file: str, problems: Problems) ->
             problems.add(file, line, f'field "{key}" is empty')
         elif key != "text" and len(value) > MAX_KEY_LENGTH:
             problems.add(file, line, f'field "{key}" is longer than {MAX_KEY_LENGTH} characters')
+        elif key == "system" and variant and VARIANT_SEPARATOR in value:
+            problems.add(file, line, f'field "system" may not contain "{VARIANT_SEPARATOR}" when a variant is given '
+                         "(the stored name is SYSTEM:VARIANT)")
+        elif key == "system" and variant and len(variant_system(value, variant)) > MAX_KEY_LENGTH:
+            problems.add(file, line, f'fields "system" and "variant": "{value}:{variant}" is longer than '
+                         f"{MAX_KEY_LENGTH} characters")
         elif key == "system" and value == REFERENCE_SYSTEM:
             problems.add(
                 file,
@@ -94,7 +117,8 @@ def _record(row: dict[str, object], line: int, file: str, problems: Problems) ->
             values[key] = value
     if len(values) < len(COLUMNS):
         return None
-    return SummaryRecord(values["doc_id"], values["reader_id"], values["system"], values["text"], line=line)
+    return SummaryRecord(values["doc_id"], values["reader_id"], variant_system(values["system"], variant),
+                         values["text"], line=line, variant=variant)
 
 
 def _csv_rows(text: str, file: str, problems: Problems) -> Iterator[tuple[int, dict[str, object]]]:

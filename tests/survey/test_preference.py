@@ -246,7 +246,7 @@ def test_export_command_and_api(tmp_path, capsys):
     text = out.read_text()
     table = parse_judgments(text, "j.csv", json_lines=False)
     assert len(table.judgments) == Judgment.objects.count() == 72
-    with pytest.raises(CommandError, match="unknown study 'nope' \\(preference studies: pref\\)"):
+    with pytest.raises(CommandError, match="unknown study 'nope' \\(A/B studies: pref\\)"):
         call_command("export_judgments", "--study", "nope")
     user = User.objects.create_user("api-pref")
     user.groups.add(Group.objects.get_or_create(name="researcher")[0])

@@ -24,13 +24,16 @@ class Command(BaseCommand):
         parser.add_argument("file", help="a .csv or .jsonl/.json file")
         parser.add_argument("--dataset", required=True, help="name of an existing dataset")
         parser.add_argument("--kind", choices=KINDS, help="set this kind on every system in the file")
+        parser.add_argument("--variant", default="",
+                            help="the variant (e.g. a prompt style such as c-2-shot-w-hist) of every row without a "
+                            "variant column value: the system is stored as SYSTEM:VARIANT, the variant on it")
 
     def handle(self, *args: Any, **options: Any) -> None:
         path = existing_file(options["file"])
         name, kind = options["dataset"], options["kind"]
         with command_errors():
             store.dataset_name_check(name)
-            summaries = parse_summaries(path)
+            summaries = parse_summaries(path, variant=options["variant"].strip())
             doc_ids, reader_ids = store.dataset_keys(name=name)
             check_references(summaries, file=path.name, dataset=name, doc_ids=doc_ids, reader_ids=reader_ids)
             kinds = {s.system: kind for s in summaries} if kind else {}

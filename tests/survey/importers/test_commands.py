@@ -179,6 +179,27 @@ def test_summaries_errors_write_nothing(tmp_path):
     assert snapshot() == before
 
 
+def test_summaries_with_prompt_style_variants(tmp_path):
+    """iCOPERNICUS outputs: one model in several prompt styles, stored as MODEL:STYLE with the style as variant."""
+    run("import_consolidated", str(write_jsonl(tmp_path / "demo.jsonl", [doc("d1")])))
+    path = tmp_path / "styles.csv"
+    path.write_text("doc_id,reader_id,system,variant,text\nd1,u1,llama,0-shot,zero\nd1,u1,llama,c-0-shot,contrast\n"
+                    "d1,u2,llama,,no variant column value\n")
+    output = run("import_summaries", str(path), "--dataset", "demo", "--variant", "2-shot-w-hist", "--kind", "llm")
+    assert "3 systems (3 created" in output
+    stored = {s.name: (s.variant, s.kind) for s in System.objects.filter(name__startswith="llama")}
+    assert stored == {"llama:0-shot": ("0-shot", "llm"), "llama:c-0-shot": ("c-0-shot", "llm"),
+                      "llama:2-shot-w-hist": ("2-shot-w-hist", "llm")}
+    assert Summary.objects.get(system__name="llama:c-0-shot").text == "contrast"
+    before = snapshot()
+    path.write_text("doc_id,reader_id,system,variant,text\nd1,u1,llama:x,0-shot,a\nd1,u1,llama,a:b,b\n")
+    assert fails("import_summaries", str(path), "--dataset", "demo").split("\n") == [
+        'styles.csv:2: field "system" may not contain ":" when a variant is given (the stored name is SYSTEM:VARIANT)',
+        'styles.csv:3: field "variant" may not contain ":"',
+    ]
+    assert snapshot() == before
+
+
 def test_summaries_kind_choices(tmp_path):
     path = tmp_path / "model.csv"
     path.write_text("doc_id,reader_id,system,text\n")
