@@ -285,6 +285,13 @@ def draft_studies(modeladmin, request, queryset) -> None:
     _status_action(modeladmin, request, queryset, services.study_reopen_draft, "back to draft.")
 
 
+@admin.action(description="Apply the iCOPERNICUS survey preset (3 readers, 9 systems, 1 rater, shuffled)")
+def icopernicus_preset(modeladmin, request, queryset) -> None:
+    _status_action(modeladmin, request, queryset, services.study_apply_icopernicus_preset,
+                   "iCOPERNICUS design set (3 sampled readers per document, the readers' pair and 9 systems' pairs "
+                   "per questionnaire, 1 rater); generate its questionnaires next.")
+
+
 @admin.register(Study)
 class StudyAdmin(admin.ModelAdmin):
     list_display = ["slug", "title", "kind", "dataset", "status", "systems_per_questionnaire",
@@ -293,7 +300,7 @@ class StudyAdmin(admin.ModelAdmin):
     search_fields = ["slug", "title"]
     filter_horizontal = ["systems"]
     readonly_fields = ["status", "created_by", "created_at"]
-    actions = [generate_questionnaires, open_studies, close_studies, draft_studies]
+    actions = [generate_questionnaires, icopernicus_preset, open_studies, close_studies, draft_studies]
 
     def formfield_for_manytomany(self, db_field, request: HttpRequest, **kwargs):
         """The reference ``user`` is never a study system: its pair is in every questionnaire anyway."""

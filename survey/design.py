@@ -59,14 +59,21 @@ def split_into_groups(systems: Sequence[str], size: int) -> list[list[str]]:
 def reader_pairs(
     readers: Sequence[str], *, mode: str, per_document: int | None, rng: random.Random
 ) -> list[tuple[str, str]]:
-    """Unordered reader pairs (j, k), j before k in the given order; ``sample`` draws ``per_document`` of them."""
+    """Unordered reader pairs (j, k), j before k in the given order; ``sample`` draws ``per_document`` of them;
+    ``readers`` draws ``per_document`` readers and takes all their pairs (iCOPERNICUS App. E.2: 3 readers give 3
+    pairs; every reader when there are no more)."""
     pairs = list(itertools.combinations(readers, 2))
     if mode == "all":
         return pairs
-    if mode != "sample":
-        raise ValueError(f"unknown pair mode {mode!r} (expected 'all' or 'sample')")
-    if not per_document or per_document < 1:
-        raise ValueError("pair mode 'sample' needs pairs_per_document >= 1")
+    if mode not in ("sample", "readers"):
+        raise ValueError(f"unknown pair mode {mode!r} (expected 'all', 'sample' or 'readers')")
+    if not per_document or per_document < (2 if mode == "readers" else 1):
+        raise ValueError(f"pair mode {mode!r} needs pairs_per_document >= {2 if mode == 'readers' else 1}")
+    if mode == "readers":
+        if per_document >= len(readers):
+            return pairs
+        kept = sorted(rng.sample(range(len(readers)), per_document))
+        return list(itertools.combinations([readers[i] for i in kept], 2))
     if per_document >= len(pairs):
         return pairs
     chosen = sorted(rng.sample(range(len(pairs)), per_document))
@@ -128,9 +135,11 @@ class PresentedItem:
     swap: bool  # True: reader k's summary is shown first
 
 
-def presentation_order(item_ids: Sequence[int], seed: int) -> list[PresentedItem]:
-    """A per-participant shuffle of the items and a random left/right side for each, from ``seed``."""
+def presentation_order(item_ids: Sequence[int], seed: int, *, shuffle: bool = True) -> list[PresentedItem]:
+    """A per-participant shuffle of the items (kept in the given order when not ``shuffle``) and a random
+    left/right side for each, from ``seed``."""
     rng = random.Random(seed)
     order = list(item_ids)
-    rng.shuffle(order)
+    if shuffle:
+        rng.shuffle(order)
     return [PresentedItem(item=i, swap=rng.random() < 0.5) for i in order]

@@ -192,6 +192,7 @@ class Study(models.Model):
     class PairMode(models.TextChoices):
         ALL = "all", "All reader pairs"
         SAMPLE = "sample", "A sample of M reader pairs per document"
+        READERS = "readers", "A sample of K readers per document, all their pairs (iCOPERNICUS: K = 3)"
 
     class Kind(models.TextChoices):
         SIMILARITY = "similarity", "Similarity of summary pairs (1-6 ratings)"
@@ -220,7 +221,14 @@ class Study(models.Model):
     raters_per_questionnaire = models.PositiveSmallIntegerField(default=2, validators=[MinValueValidator(1)])
     assignment_timeout_minutes = models.PositiveIntegerField(default=60, validators=[MinValueValidator(1)])
     pair_mode = models.CharField(max_length=10, choices=PairMode.choices, default=PairMode.ALL)
-    pairs_per_document = models.PositiveSmallIntegerField(null=True, blank=True)
+    pairs_per_document = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="Pair mode 'sample': M reader pairs per document; 'readers': K readers.",
+    )
+    reference_first = models.BooleanField(
+        default=False,
+        help_text="Similarity studies: show the readers' own pair first and the systems' pairs in design order "
+        "(iCOPERNICUS App. E.2 fixed order); off: every participant gets their own shuffled order.",
+    )
     seed = models.BigIntegerField(default=0)
     identical_pairs = models.CharField(
         max_length=10,

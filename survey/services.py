@@ -264,11 +264,12 @@ def _new_assignment(
     if study.identical_pairs != Study.IdenticalPairs.SHOW:
         items = items.filter(identical=False)
     item_ids = list(items.values_list("id", flat=True))
-    order = design.presentation_order(item_ids, seed)
+    order = design.presentation_order(item_ids, seed, shuffle=not study.reference_first)
     fresh_key = _key_maker()
     presentation: list[dict[str, object]] = [{"key": fresh_key(), "item": p.item, "swap": p.swap} for p in order]
+    first = 1 if study.reference_first and presentation else 0  # the readers' own pair stays first
     for check in _attention_pairs(study, questionnaire, seed):
-        presentation.insert(random.Random(seed + len(presentation)).randrange(len(presentation) + 1),
+        presentation.insert(random.Random(seed + len(presentation)).randrange(first, len(presentation) + 1),
                             {"key": fresh_key(), **check})
     return _assignment_row(study, questionnaire, participant, slot, now, seed, presentation)
 
@@ -617,6 +618,27 @@ def judgments_submit(*, assignment_public_id: str, participant: Participant, val
         log.info("judgments submitted", extra={"event": "judgments.submitted", "assignment": assignment.pk,
                                                "participant": participant.pk, "judgments": len(rows)})
         return assignment
+
+
+#: iCOPERNICUS App. E.2: 3 sampled readers per document (3 pairs), the readers' pair and 9 systems' pairs per
+#: questionnaire, 1 rater each, the 1-6 similarity scale
+ICOPERNICUS_PRESET = {"kind": Study.Kind.SIMILARITY, "pair_mode": Study.PairMode.READERS, "pairs_per_document": 3,
+                      "systems_per_questionnaire": 9, "raters_per_questionnaire": 1}
+
+
+def study_apply_icopernicus_preset(*, study: Study, reference_first: bool = False) -> Study:
+    """Set a draft study's design to the iCOPERNICUS survey (``ICOPERNICUS_PRESET``; the order shuffled per
+    participant unless ``reference_first``); its questionnaires are then generated as usual. Scored as
+    EGISES-HJ-JSD by a run with the study and aux ``jsd``."""
+    if study.status != Study.Status.DRAFT:
+        raise SurveyError(f"study {study.slug!r} is {study.get_status_display().lower()}: presets apply to drafts")
+    if Assignment.objects.filter(questionnaire__study=study).exists():
+        raise SurveyError(f"study {study.slug!r} already has assignments; its design cannot change")
+    for field, value in ICOPERNICUS_PRESET.items():
+        setattr(study, field, value)
+    study.reference_first = reference_first
+    study.save(update_fields=[*ICOPERNICUS_PRESET, "reference_first"])
+    return study
 
 
 def study_open(*, study: Study) -> None:

@@ -150,6 +150,10 @@ def test_every_status_action_says_what_it_did(dataset, admin_client_logged):
     assert level == "error" and "is not open (closed)" in text
     [(level, text)] = act("draft_studies")
     assert level == "success" and "back to draft" in text and study.status == "draft"
+    [(level, text)] = act("icopernicus_preset")
+    assert level == "success" and "iCOPERNICUS design set" in text
+    assert (study.pair_mode, study.pairs_per_document, study.systems_per_questionnaire,
+            study.raters_per_questionnaire, study.reference_first) == ("readers", 3, 9, 1, False)
 
 
 def test_readers_and_documents_are_labelled_with_their_dataset(study, admin_client_logged):
