@@ -56,7 +56,7 @@ def test_fixed_order_shows_the_readers_pair_first(fixed):
     study = preset_study(reference_first=fixed)
     firsts = set()
     orders = set()
-    for number in range(6):
+    for _ in range(6):
         participant = services.participant_register(study=study)
         assignment = services.assignment_claim(participant=participant)
         items = [Item.objects.select_related("system").get(pk=entry["item"]) for entry in assignment.presentation]
