@@ -30,6 +30,7 @@ from metaeval.cli_args import at_least, comma_list
 from metaeval.cli_consistency import add_consistency_command
 from metaeval.cli_judge import add_judge_command
 from metaeval.cli_pairwise import add_pairwise_command
+from metaeval.cli_prompts import add_prompts_command
 from metaeval.cli_zopf import add_zopf_command
 from metaeval.core.cache import open_cache
 from metaeval.core.corpus import DataError
@@ -547,6 +548,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_consistency_command(commands)
     add_accuracy_command(commands)
     add_judge_command(commands)
+    add_prompts_command(commands)
     return parser
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from metaeval.core.corpus import REFERENCE as REFERENCE_SYSTEM
 from metaeval.core.fileio import Problems, iter_lines
 from survey.importers.records import (
     MAX_KEY_LENGTH,
@@ -16,7 +17,6 @@ from survey.importers.records import (
     ReaderRecord,
     SummaryRecord,
 )
-from survey.models import REFERENCE_SYSTEM
 
 NEWS_COLUMNS = ["News ID", "Category", "Topic", "Headline", "News body", "Title entity", "Entity content"]
 TEST_COLUMNS = ["userid", "clicknewsID", "posnewID", "rewrite_titles"]
@@ -58,6 +58,23 @@ def parse_pens(news_path: str | Path, test_path: str | Path) -> DatasetRecords:
             for news_id, title in zip(user.news_ids, user.titles, strict=True)
         )
     return out
+
+
+def pens_histories(news_path: str | Path, test_path: str | Path) -> dict[str, list[str]]:
+    """Each PENS test user's reading history as the clicked news' headlines, in click order (``clicknewsID``);
+    a clicked id missing from ``news.tsv`` is an error naming the line. No database: usable by the command line."""
+    news_path, test_path = Path(news_path), Path(test_path)
+    problems = Problems()
+    users = _parse_test(test_path, test_path.name, problems)
+    clicked = {news_id for user in users for news_id in user.history}
+    news, _ids = _parse_news(news_path, news_path.name, clicked, problems)
+    for user in users:
+        missing = [news_id for news_id in user.history if news_id not in news]
+        if missing:
+            problems.add(test_path.name, user.line, f'field "clicknewsID": news id "{missing[0]}" is not in '
+                         f"{news_path.name}" + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""))
+    problems.raise_if_any()
+    return {user.user_id: [news[news_id].headline for news_id in user.history] for user in users}
 
 
 def _parse_test(path: Path, file: str, problems: Problems) -> list[_User]:
