@@ -111,25 +111,35 @@ class Heartbeat:
             connection.close()
 
 
-class RunLease(Heartbeat):
-    """A worker's hold on a running run: while the ``with`` block lasts, a daemon thread renews the run's
-    ``lease_expires_at`` (to now + the lease) every third of the lease, as long as the row is still running under
-    this ``worker``; it notes a cancel request and a lost lease, which :meth:`check` turns into
-    :class:`RunCancelled` / :class:`RunLeaseLost` at the pipeline's next progress event."""
+class RowLease(Heartbeat):
+    """A worker's hold on a running row of ``model`` (a scoring run, an LLM judge run: fields ``status``,
+    ``worker``, ``lease_expires_at``, ``cancel_requested``): while the ``with`` block lasts, a daemon thread renews
+    ``lease_expires_at`` (to now + the lease) every third of the lease, as long as the row is still ``running``
+    under this ``worker``; it sets :attr:`cancelled` on a cancel request and :attr:`lost` when the row is gone
+    to another worker, which subclasses' ``check`` turn into exceptions."""
 
-    def __init__(self, run: MetaevalRun, worker: str) -> None:
-        super().__init__(f"lease-run-{run.pk}")
-        self.run_id = run.pk
+    def __init__(self, model: type[Any], pk: int, worker: str, name: str) -> None:
+        super().__init__(name)
+        self.model = model
+        self.run_id = pk
         self.worker = worker
         self.cancelled = threading.Event()
 
     def renew(self) -> None:
         """One heartbeat (also what the thread does)."""
-        row = MetaevalRun.objects.filter(pk=self.run_id, status=MetaevalRun.Status.RUNNING, worker=self.worker)
+        row = self.model.objects.filter(pk=self.run_id, status="running", worker=self.worker)
         if not row.update(lease_expires_at=timezone.now() + lease_duration()):
             self.lost.set()
         elif row.filter(cancel_requested=True).exists():
             self.cancelled.set()
+
+
+class RunLease(RowLease):
+    """A worker's hold on a running scoring run (:class:`RowLease`); :meth:`check` raises :class:`RunCancelled` /
+    :class:`RunLeaseLost` at the pipeline's next progress event."""
+
+    def __init__(self, run: MetaevalRun, worker: str) -> None:
+        super().__init__(MetaevalRun, run.pk, worker, f"lease-run-{run.pk}")
 
     def check(self) -> None:
         if self.lost.is_set():

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import threading
 import time
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
@@ -37,7 +36,7 @@ from metaeval.core.judges.prompts import (
 )
 from metaeval.core.judges.runner import JudgmentRecord, iter_judging
 from metaeval.core.pairwise.judgments import judgments_from_bytes
-from metaeval.services import Heartbeat, lease_duration
+from metaeval.services import RowLease, lease_duration
 from survey import selectors
 from survey.models import JudgeJudgment, JudgeRun, Study
 from survey.services import SurveyError
@@ -129,22 +128,13 @@ def judge_run_launch(run: JudgeRun) -> None:
         run.refresh_from_db()
 
 
-class JudgeRunLease(Heartbeat):
-    """A worker's hold on a running judge run (renewed every third of ``METAEVAL_RUN_LEASE_SECONDS``); notes a
-    cancel request and a lost lease, which :meth:`check` turns into :class:`JudgeRunStopped`."""
+class JudgeRunLease(RowLease):
+    """A worker's hold on a running judge run (``metaeval.services.RowLease``, renewed every third of
+    ``METAEVAL_RUN_LEASE_SECONDS``); :meth:`check` turns a cancel request or a lost lease into
+    :class:`JudgeRunStopped`."""
 
     def __init__(self, run: JudgeRun, worker: str) -> None:
-        super().__init__(f"lease-judge-run-{run.pk}")
-        self.run_id = run.pk
-        self.worker = worker
-        self.cancelled = threading.Event()
-
-    def renew(self) -> None:
-        row = JudgeRun.objects.filter(pk=self.run_id, status=JudgeRun.Status.RUNNING, worker=self.worker)
-        if not row.update(lease_expires_at=timezone.now() + lease_duration()):
-            self.lost.set()
-        elif row.filter(cancel_requested=True).exists():
-            self.cancelled.set()
+        super().__init__(JudgeRun, run.pk, worker, f"lease-judge-run-{run.pk}")
 
     def check(self) -> None:
         if self.lost.is_set():
