@@ -2,6 +2,7 @@
 
     python -m metaeval score DATASET [--measures rouge_l,jsd] [--beta 1.7] [--ratings R.csv --aux rouge_l]
                                      [--compat authors] [--missing error|drop] [--format csv|json] [--out FILE]
+                                     [--pivot-styles]
     python -m metaeval correlate SCORES.csv [--column perseval] [--out FILE]
     python -m metaeval report DATASET --ratings R.csv [--out-dir DIR]
                               [--full [--seed N] [--n-boot N] [--resample both|systems|documents]
@@ -30,6 +31,7 @@ from metaeval.cli_args import at_least, comma_list
 from metaeval.cli_consistency import add_consistency_command
 from metaeval.cli_judge import add_judge_command
 from metaeval.cli_pairwise import add_pairwise_command
+from metaeval.cli_probes import PIVOT_COLUMNS, add_probes_command, pivot_rows
 from metaeval.cli_prompts import add_prompts_command
 from metaeval.cli_zopf import add_zopf_command
 from metaeval.core.cache import open_cache
@@ -186,11 +188,23 @@ def _study(args: argparse.Namespace, options: RunOptions, progress: Progress) ->
 
 def cmd_score(args: argparse.Namespace) -> int:
     options = options_from_args(args, beta_default=1.0, has_ratings=bool(args.ratings))
+    if args.pivot_styles and len(options.measures) != 1:
+        raise UsageError("--pivot-styles takes one measure (e.g. --measures jsd)")
     with progress_for(args, options, report=False) as progress:
         result = _run(args, options, progress)
     out = _open_out(args.out)
     try:
-        if args.format == "json":
+        if args.pivot_styles:
+            rows, left_out = pivot_rows(result, options.measures[0])
+            if left_out:
+                print(f"--pivot-styles: {len(left_out)} systems not named MODEL:STYLE left out: "
+                      f"{', '.join(left_out)}", file=sys.stderr)
+            if args.format == "json":
+                json.dump(json_safe(rows), out, indent=2, allow_nan=False)
+                out.write("\n")
+            else:
+                write_csv(rows, PIVOT_COLUMNS, out)
+        elif args.format == "json":
             json.dump(run_document(result), out, indent=2)
             out.write("\n")
         else:
@@ -520,6 +534,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run_arguments(score, measures="rouge_l")
     score.add_argument("--format", choices=["csv", "json"], default="csv")
     score.add_argument("--out", help="output file (default stdout)")
+    score.add_argument("--pivot-styles", action="store_true",
+                       help="one row per system named MODEL:STYLE: model,style,egises,measure,... (the input of "
+                       "`probes`; one measure, no hj rows)")
     score.set_defaults(handler=cmd_score)
     correlate = commands.add_parser("correlate", help="HJ correlation grid from a scores CSV")
     correlate.add_argument("scores", help="CSV written by `score` with automatic and hj:<aux> rows")
@@ -549,6 +566,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_accuracy_command(commands)
     add_judge_command(commands)
     add_prompts_command(commands)
+    add_probes_command(commands)
     return parser
 
 

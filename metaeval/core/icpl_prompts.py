@@ -41,6 +41,8 @@ import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from metaeval.core.probes import STYLES
+
 __all__ = [
     "BUDGETS",
     "CONTRASTIVE",
@@ -55,7 +57,6 @@ __all__ = [
     "whitespace_tokenizer",
 ]
 
-STYLES = ("0-shot", "2-shot-wo-hist", "2-shot-w-hist", "c-0-shot", "c-2-shot-wo-hist", "c-2-shot-w-hist")
 CONTRASTIVE = frozenset(style for style in STYLES if style.startswith("c-"))
 
 
