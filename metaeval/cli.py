@@ -41,7 +41,7 @@ from metaeval.core.fileio import ImporterError
 from metaeval.core.measures.base import MeasureUnavailable
 from metaeval.core.measures.registry import NEURAL, REPORT_DEFAULT, measure_option_names, parse_measures
 from metaeval.core.options import Option, OptionError
-from metaeval.core.perseval import PARAMETERS, Params
+from metaeval.core.perseval import ICOPERNICUS_DECIMALS, PARAMETERS, Params
 from metaeval.core.pipeline import (
     COLUMNS,
     DEFAULT_AUX,
@@ -86,13 +86,15 @@ def options_from_args(args: argparse.Namespace, *, beta_default: float, has_rati
     if aux and not has_ratings:
         raise UsageError("--aux needs ratings (--ratings FILE on the command line, --study in manage.py)")
     given = {option.name: getattr(args, option.name, None) for option in PARAMETERS}
+    if args.compat == "icopernicus" and given.get("egises_decimals") is None:
+        given["egises_decimals"] = ICOPERNICUS_DECIMALS
     try:
         params = Params(**{"beta": beta_default, **{name: value for name, value in given.items() if value is not None}})
     except OptionError as exc:
         raise UsageError(f"{next(o.flag for o in PARAMETERS if o.name == exc.name)}: {exc}") from None
     systems = comma_list(args.systems) if args.systems else None
     return RunOptions(
-        measures=measures, params=params, compat=args.compat == "authors", missing=args.missing,
+        measures=measures, params=params, compat=args.compat in ("authors", "icopernicus"), missing=args.missing,
         aux=aux, systems=systems, preprocess=args.preprocess, workers=args.workers,
         measure_options=measure_options_from_args(args, [*measures, *aux]),
         skip_unavailable=bool(getattr(args, "skip_unavailable", False) or getattr(args, "report_unavailable", False)),
@@ -474,7 +476,9 @@ def add_scoring_arguments(
     parser.add_argument(
         "--aux", help="auxiliary measure(s) for the HJ variants (default rouge_l when there are ratings)"
     )
-    parser.add_argument("--compat", choices=["authors"], help="reproduce the authors' code (distances, rounding, HJ)")
+    parser.add_argument("--compat", choices=["authors", "icopernicus"],
+                        help="reproduce the authors' code (distances, rounding, HJ); icopernicus: that and the "
+                        "iCOPERNICUS code's 4-decimal rounding of X, Y and EGISES (--egises-decimals 4)")
     parser.add_argument("--missing", choices=["error", "drop"], default="error")
     parser.add_argument("--systems", help="comma-separated systems (default: all, in file order)")
     parser.add_argument("--preprocess", choices=["none", "authors"], default="none")

@@ -39,8 +39,12 @@ PARAMETERS: tuple[Option, ...] = (
     Option("pacc_alpha", 0.5, "P-Acc alpha (weight of the personalization penalty, eq. 3)"),
     Option("pacc_beta", 1.0, "P-Acc beta (slope of its sigmoid, eq. 3)"),
     Option("simplified", False, "proportions of raw distances (the reference's simplified_flag)", kind=bool),
+    Option("egises_decimals", 0, "round X and Y to this many decimals before each proportion and the system EGISES "
+           "to it (0: no rounding; the iCOPERNICUS authors' code: 4)", kind=int, low=0, high=15),
 )
 _DEFAULT = {option.name: option.default for option in PARAMETERS}
+#: ``egises_decimals`` of the iCOPERNICUS authors' code (``--compat icopernicus``; conventions sec. 23)
+ICOPERNICUS_DECIMALS = 4
 
 
 @dataclass(frozen=True)
@@ -48,7 +52,9 @@ class Params:
     """Hyper-parameters. ``alpha``/``beta`` shape EDP, ``gamma``/``delta`` shape ADP and ACP (sec. 6).
 
     ``pacc_alpha``/``pacc_beta`` are P-Acc's alpha and beta (eq. 3). ``simplified`` is the reference's
-    ``simplified_flag``: proportions of raw distances instead of X and Y.
+    ``simplified_flag``: proportions of raw distances instead of X and Y. ``egises_decimals`` n > 0 rounds X and Y
+    (``round(v, n)``) before the proportion and the system EGISES to n decimals (iCOPERNICUS compat: 4;
+    conventions sec. 23).
     """
 
     alpha: float = _DEFAULT["alpha"]
@@ -58,6 +64,7 @@ class Params:
     pacc_alpha: float = _DEFAULT["pacc_alpha"]
     pacc_beta: float = _DEFAULT["pacc_beta"]
     simplified: bool = _DEFAULT["simplified"]
+    egises_decimals: int = _DEFAULT["egises_decimals"]
 
     def __post_init__(self) -> None:
         """Every field checked (and numbers made floats) by its :data:`PARAMETERS` entry: the one validation
@@ -205,14 +212,18 @@ def proportion(y: float, x: float) -> float:
     return ((x if x < y else y) + PAIR_EPSILON) / denominator
 
 
-def document_rows(doc: DocPairs, *, simplified: bool = False) -> list[Row]:
-    """The rows of one document: system pairs that also have a reader pair and whose j has document distances."""
+def document_rows(doc: DocPairs, *, simplified: bool = False, decimals: int = 0) -> list[Row]:
+    """The rows of one document: system pairs that also have a reader pair and whose j has document distances;
+    ``decimals`` > 0 rounds X and Y with ``round`` first (iCOPERNICUS compat)."""
     if simplified:
         xs = {pair: value for pair, value in doc.user_pairs.items() if pair[0] in doc.user_doc}
         ys = {pair: value for pair, value in doc.system_pairs.items() if pair[0] in doc.system_doc}
     else:
         xs = weighted_softmax(doc.user_pairs, doc.user_doc)
         ys = weighted_softmax(doc.system_pairs, doc.system_doc)
+    if decimals:
+        xs = {pair: round(value, decimals) for pair, value in xs.items()}
+        ys = {pair: round(value, decimals) for pair, value in ys.items()}
     rows = []
     doc_id = doc.doc_id
     for pair, y in ys.items():
@@ -360,14 +371,14 @@ def p_acc(accuracy_distance_mean: float, egises: float, *, alpha: float = 0.5, b
 
 
 def system_rows(
-    docs: Iterable[DocPairs], *, simplified: bool = False
+    docs: Iterable[DocPairs], *, simplified: bool = False, decimals: int = 0
 ) -> tuple[list[Row], dict[tuple[str, str], float]]:
     """All rows of one system (:func:`document_rows` of each document) and the accuracies ``(doc, j) -> a_j``;
     documents without rows contribute neither rows nor accuracies."""
     rows: list[Row] = []
     accuracy: dict[tuple[str, str], float] = {}
     for doc in docs:
-        doc_rows = document_rows(doc, simplified=simplified)
+        doc_rows = document_rows(doc, simplified=simplified, decimals=decimals)
         if not doc_rows:
             continue
         rows.extend(doc_rows)
@@ -379,7 +390,7 @@ def system_rows(
 
 def score_system(docs: Iterable[DocPairs], params: Params = Params()) -> SystemScore:
     """Score one system from its documents' distances (all rows; sec. 4-6)."""
-    rows, accuracy = system_rows(docs, simplified=params.simplified)
+    rows, accuracy = system_rows(docs, simplified=params.simplified, decimals=params.egises_decimals)
     return score_rows(rows, accuracy, params)
 
 
@@ -401,6 +412,8 @@ def score_rows(
     ]
     egises_acc = [accuracy_distance(accuracy.get(key)) for key in grouped.either]
     egises = 1.0 - degress
+    if params.egises_decimals:
+        egises = round(egises, params.egises_decimals)
     return SystemScore(
         egises=egises,
         degress=degress,

@@ -335,3 +335,17 @@ def test_grid_text_warns_about_few_systems_and_undefined_cells():
     assert "0.6100 (p = 0.270)" in text and "n/a" in text
     assert "warning: Few systems: every correlation rests on fewer than 8 systems (n = 5)" in text
     assert "warning: Undefined: 1 of 2 correlations could not be computed (undefined: x is constant" in text
+
+
+def test_compat_icopernicus_is_authors_compat_with_four_decimals():
+    code, rounded, err = run("score", DATASET, "--measures", "jsd", "--compat", "icopernicus", "--format", "json")
+    assert code == 0, err
+    code, spelled, err = run("score", DATASET, "--measures", "jsd", "--compat", "authors", "--egises-decimals", "4",
+                             "--format", "json")
+    assert code == 0, err
+    code, plain, err = run("score", DATASET, "--measures", "jsd", "--compat", "authors", "--format", "json")
+    assert code == 0, err
+    rows, same, unrounded = (json.loads(text)["scores"] for text in (rounded, spelled, plain))
+    assert rows == same
+    assert all(row["egises"] == round(row["egises"], 4) for row in rows)
+    assert any(row["egises"] != other["egises"] for row, other in zip(rows, unrounded, strict=True))

@@ -32,7 +32,7 @@ class StudyData:
     docs: dict[str, dict[str, list[DocPairs]]]
     result: RunResult | None = None
     corpus: Corpus | None = field(default=None, repr=False, compare=False)
-    _rows: dict[tuple[str, str, bool], tuple[list[Row], dict[tuple[str, str], float]]] = field(
+    _rows: dict[tuple[str, str, bool, int], tuple[list[Row], dict[tuple[str, str], float]]] = field(
         default_factory=dict, repr=False, compare=False
     )
 
@@ -45,7 +45,7 @@ class StudyData:
         return list(self.docs[label])
 
     def rows(
-        self, label: str, system: str, *, simplified: bool = False
+        self, label: str, system: str, *, simplified: bool = False, decimals: int = 0
     ) -> tuple[list[Row], dict[tuple[str, str], float]]:
         """The canonical rows of a system and its accuracy distances per (doc, reader), memoised.
 
@@ -53,9 +53,9 @@ class StudyData:
         row sampling draws from (conventions sec. 8). Rows do not depend on alpha, beta, gamma or delta, so
         rescoring at another beta reuses them.
         """
-        key = (label, system, simplified)
+        key = (label, system, simplified, decimals)
         if key not in self._rows:
-            self._rows[key] = system_rows(self.docs[label][system], simplified=simplified)
+            self._rows[key] = system_rows(self.docs[label][system], simplified=simplified, decimals=decimals)
         return self._rows[key]
 
 
@@ -113,6 +113,6 @@ def score(
     for label in chosen:
         out[label] = {}
         for system in data.docs[label]:
-            rows, accuracy = data.rows(label, system, simplified=params.simplified)
+            rows, accuracy = data.rows(label, system, simplified=params.simplified, decimals=params.egises_decimals)
             out[label][system] = score_rows(rows, accuracy, params)
     return out

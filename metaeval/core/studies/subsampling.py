@@ -307,7 +307,7 @@ def _authors_stability(
             egises = np.full((len(systems), count), np.nan)
             kept = []
             for row, system in enumerate(systems):
-                rows, accuracy = data.rows(label, system, simplified=params.simplified)
+                rows, accuracy = data.rows(label, system, simplified=params.simplified, decimals=params.egises_decimals)
                 for column, draw in enumerate(seeds):
                     picked = _row_sample(len(rows), level, draw)
                     sampled = score_rows([rows[i] for i in picked], accuracy, params)
@@ -326,7 +326,7 @@ def _authors_stability(
             variance = float(np.var(level_values))
             egises_bias = float(round(np.std(egises_values), 4))
             egises_variance = float(np.var(egises_values))
-            n_rows = len(data.rows(label, system, simplified=params.simplified)[0])
+            n_rows = len(data.rows(label, system, simplified=params.simplified, decimals=params.egises_decimals)[0])
             for index, (level, seeds, perseval, egises, kept) in enumerate(drawn):
                 out.append(AuthorsStability(
                     definition="authors", measure=label, system=system, level=level,

@@ -130,3 +130,27 @@ def test_hand_worked_three_reader_example():
     # properties: PerSEval <= DEGRESS, EGISES = 1 - DEGRESS
     assert score.perseval <= score.degress + 1e-12
     assert score.egises == 1 - score.degress
+
+
+def test_icopernicus_rounding_by_hand():
+    """egises_decimals = 4 (compat icopernicus): X and Y rounded to 4 decimals before each proportion, the system
+    EGISES rounded to 4 decimals; DEGRESS keeps the unrounded EGISES's complement."""
+    doc = DocPairs(
+        "d", user_doc={"a": 0.5, "b": 0.7}, system_doc={"a": 0.45, "b": 0.65},
+        user_pairs={("a", "b"): 0.123456, ("b", "a"): 0.123456},
+        system_pairs={("a", "b"): 0.130007, ("b", "a"): 0.130007},
+        accuracy={"a": 0.1, "b": 0.2},
+    )
+    # one pair per origin: the softmax is 1, so X = sigma_u and Y = sigma_s
+    exact = {(r.j, r.k): (r.x, r.y, r.p) for r in document_rows(doc)}
+    rounded = {(r.j, r.k): (r.x, r.y, r.p) for r in document_rows(doc, decimals=4)}
+    assert exact[("a", "b")][:2] == (0.123456, 0.130007)
+    assert rounded[("a", "b")][:2] == (0.1235, 0.13)
+    p = (0.1235 + 1e-5) / (0.13 + 1e-5)
+    assert rounded[("a", "b")][2] == p and rounded[("b", "a")][2] == p
+    score = score_system([doc], Params(egises_decimals=4))
+    assert score.degress == p and score.egises == round(1 - p, 4) == 0.05
+    plain = score_system([doc])
+    assert plain.egises == 1 - (0.123456 + 1e-5) / (0.130007 + 1e-5)
+    with pytest.raises(ValueError, match="egises_decimals"):
+        Params(egises_decimals=-1)
