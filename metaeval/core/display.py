@@ -283,6 +283,16 @@ TABLES: dict[str, tuple[str, str]] = {
                              "For each pair of systems next to each other in the criterion's Bradley-Terry ranking: "
                              "how often a sample of n games gives a significant verdict (sensitivity) and how often "
                              "two independent samples give the same significant winner (consistency)."),
+    "probe_grid": ("Prompt probes · EGISES per model and prompt style",
+                   "iCOPERNICUS: each MODEL:STYLE system's EGISES (lower is more personalised)."),
+    "probe_rows": ("Prompt probes · each model's probes",
+                   "A < B: style B should personalise more; paradox when EGISES(B) >= EGISES(A); delta_pp = "
+                   "(EGISES(A) - EGISES(B)) x 100."),
+    "probe_summary": ("Prompt probes · per probe",
+                      "Models with both styles, the paradox models and their mean drop, the passing models and their "
+                      "mean boost (percentage points)."),
+    "probe_hj_agreement": ("Prompt probes · human judgment agreement",
+                           "Each model's and probe's paradox flag from EGISES-HJ beside the automatic one."),
 }
 
 
@@ -560,3 +570,38 @@ def _pairwise_texts(report: Mapping[str, Any]) -> dict[str, Any]:
     criteria = _pairwise_criteria(section)
     return {"criteria": {criterion: criterion_name(criterion) for criterion in criteria},
             "criterion": _pairwise_selected(criteria)}
+
+
+def probes_view(report: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The prompt-probes section for the page (conventions sec. 23 item 11), or None when the report has none:
+    ``measure``, ``probes`` (names in order), ``matrix`` (per model: ``model`` and per probe a cell with ``delta``
+    in percentage points and ``paradox`` yes / no / None when the model lacks a style), ``summary`` (per probe in
+    words) and ``agreement`` (HJ vs automatic flags, when the run had ratings)."""
+    section = report.get("probes")
+    if not section:
+        return None
+    rows = section.get("rows") or []
+    probes = list(dict.fromkeys(str(row.get("probe")) for row in section.get("summary") or []))
+    by_cell = {(row.get("model"), row.get("probe")): row for row in rows}
+    matrix = []
+    for model in section.get("models") or []:
+        cells = []
+        for probe in probes:
+            row = by_cell.get((model, probe))
+            cells.append({"delta": fmt_number(row.get("delta_pp"), decimals=2) if row else "",
+                          "paradox": bool(row.get("paradox")) if row else None})
+        matrix.append({"model": str(model), "cells": cells})
+    summary = [{
+        "probe": str(item.get("probe")), "pair": f"{item.get('a')} < {item.get('b')}",
+        "models": fmt_number(item.get("models")), "paradox_models": fmt_number(item.get("paradox_models")),
+        "mean_drop": fmt_number(item.get("mean_drop_pp"), decimals=3),
+        "pass_models": fmt_number(item.get("pass_models")),
+        "mean_boost": fmt_number(item.get("mean_boost_pp"), decimals=3),
+    } for item in section.get("summary") or []]
+    agreement = [{
+        "model": str(row.get("model")), "probe": str(row.get("probe")), "paradox": fmt_number(row.get("paradox")),
+        "paradox_hj": fmt_number(row.get("paradox_hj")), "agree": fmt_number(row.get("agree")),
+    } for row in section.get("agreement") or []]
+    return {"measure": str(section.get("measure")), "hj_measure": section.get("hj_measure"), "probes": probes,
+            "matrix": matrix, "summary": summary, "agreement": agreement,
+            "agreeing": sum(1 for row in section.get("agreement") or [] if row.get("agree"))}

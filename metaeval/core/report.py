@@ -29,6 +29,7 @@ from metaeval.core.corpus import Corpus
 from metaeval.core.options import Option, check_all
 from metaeval.core.perseval import EXPONENT_BOUNDS, Params
 from metaeval.core.pipeline import HJ_PREFIX, Progress, ProgressEvent
+from metaeval.core.probes_report import probes_section
 from metaeval.core.records import json_safe
 
 BETAS = tuple(round(1.0 + 0.1 * step, 1) for step in range(11))
@@ -125,6 +126,10 @@ def build_report(
         "leaderboard": leaderboard,
         "leaderboard_label": "PerSEval",
     }
+    probes = probes_section(scores, data.labels)
+    if probes is not None:  # systems named MODEL:STYLE: the iCOPERNICUS probes (conventions sec. 23, item 11)
+        report["probes"], probe_tables = probes
+        tables.update(probe_tables)
     if auto and human:
         say("correlations")
         report["correlations"], tables["correlations"] = _correlations(

@@ -495,4 +495,31 @@
     selectCriterion(criterion);
   }
   window.PerSEvalReport.selectCriterion = selectCriterion;
+
+  // Prompt probes: EGISES per model (rows) and prompt style (columns), lower = more personalised.
+  var probes = report.probes;
+  if (probes && document.getElementById("fig-probes-grid")) {
+    var styles = probes.styles || [], models = probes.models || [];
+    var gz = [], gt = [];
+    models.forEach(function (m) {
+      var zr = [], tr = [];
+      styles.forEach(function (s) {
+        var c = (probes.grid || []).find(function (x) { return x.model === m && x.style === s; });
+        zr.push(c ? num(c.egises) : null);
+        tr.push(c ? fmt(c.egises, 4) : "");
+      });
+      gz.push(zr); gt.push(tr);
+    });
+    draw("fig-probes-grid", models.length ? [{
+      type: "heatmap", x: styles, y: models.map(function (m) { return wrap(m); }), z: gz, text: gt,
+      texttemplate: "%{text}", colorscale: "Blues", reversescale: true, xgap: 3, ygap: 3, hoverongaps: false,
+      colorbar: { title: { text: "EGISES" }, outlinewidth: 0, thickness: 14 },
+      hovertemplate: "<b>%{y}</b> · %{x}<br>EGISES %{text}<extra></extra>"
+    }] : [], {
+      title: { text: "EGISES per model and prompt style \u00b7 " + probes.measure + " (darker: more personalised)" },
+      height: Math.max(320, 190 + 44 * models.length),
+      xaxis: { title: { text: "Prompt style" }, type: "category", showgrid: false },
+      yaxis: { title: { text: "Model" }, type: "category", autorange: "reversed", showgrid: false }
+    });
+  }
 })();

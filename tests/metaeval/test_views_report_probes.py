@@ -1,0 +1,56 @@
+"""A full report of MODEL:STYLE systems has the prompt-probes section: its numbers equal the probes module's on
+the report's own scores, its figure and tables are on the page, and the HJ flags sit beside the automatic ones."""
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+from django.test import Client
+
+from metaeval import services
+from metaeval.core.perseval import Params
+from metaeval.core.pipeline import RunOptions
+from metaeval.core.probes import StyleScore, probe_rows, split_system
+from metaeval.models import MetaevalRun
+from tests.conftest import build_dataset, build_study
+from tests.metaeval.test_views_report import client  # noqa: F401 (fixture)
+from tests.metaeval.test_views_runs import isolated, rate_all  # noqa: F401 (fixture)
+
+pytestmark = pytest.mark.django_db
+SYSTEMS = ["m1:0-shot", "m1:2-shot-wo-hist", "m2:0-shot", "m2:2-shot-wo-hist", "m2:c-0-shot"]
+
+
+@pytest.fixture
+def styled_run() -> MetaevalRun:
+    study = build_study(build_dataset(name="styled", docs=3, readers=3, systems=SYSTEMS), slug="styled", per_q=5)
+    rate_all(study, participants=2)
+    options = RunOptions(measures=["jsd"], aux=["jsd"], params=Params(), skip_unavailable=True)
+    run = services.run_enqueue(dataset=study.dataset, study=study, options=options, kind="report", seed=3,
+                               report={"n_boot": 50, "n_permutations": 50, "stability_samples": 2})
+    services.run_launch(run)
+    run.refresh_from_db()
+    assert run.status == "done", run.error
+    return run
+
+
+def test_the_section_equals_the_probes_on_the_reports_scores(styled_run):
+    section = styled_run.report["probes"]
+    assert section["measure"] == "jsd" and section["models"] == ["m1", "m2"]
+    egises = {row["system"]: row["egises"] for row in styled_run.report["tables"]["scores"]
+              if row["measure"] == "jsd"}
+    expected = probe_rows([StyleScore(*split_system(name), Decimal(repr(value)))  # type: ignore[misc]
+                           for name, value in egises.items()])
+    assert [(r["model"], r["probe"], r["paradox"]) for r in section["rows"]] == [
+        (r.model, r.probe, r.paradox) for r in expected]
+    assert {r["probe"] for r in section["rows"]} == {"PX-1", "PX-3"}  # the styles the models have
+    assert section["hj_measure"] == "hj:jsd" and len(section["agreement"]) == len(expected)
+
+
+def test_the_page_shows_the_section(client, styled_run):  # noqa: F811 (fixture)
+    html = client.get(f"/research/runs/{styled_run.pk}/report/").content.decode()
+    for anchor in ('id="section-probes"', 'id="fig-probes-grid"', 'id="probes-matrix"', 'id="probes-summary"',
+                   'id="probes-agreement"'):
+        assert anchor in html, anchor
+    for table in ("probe_grid", "probe_rows", "probe_summary", "probe_hj_agreement"):
+        assert f"/research/runs/{styled_run.pk}/tables/{table}.csv" in html
+    assert "Prompt probes · each model&#x27;s probes" in html or "Prompt probes · each model's probes" in html
