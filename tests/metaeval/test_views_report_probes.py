@@ -5,7 +5,6 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
-from django.test import Client
 
 from metaeval import services
 from metaeval.core.perseval import Params
