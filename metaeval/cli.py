@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 from metaeval.cli_accuracy import add_accuracy_command
 from metaeval.cli_args import at_least, comma_list
 from metaeval.cli_consistency import add_consistency_command
+from metaeval.cli_edins import add_edins_command
 from metaeval.cli_judge import add_judge_command
 from metaeval.cli_pairwise import add_pairwise_command
 from metaeval.cli_zopf import add_zopf_command
@@ -547,6 +548,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_consistency_command(commands)
     add_accuracy_command(commands)
     add_judge_command(commands)
+    add_edins_command(commands)
     return parser
 
 
