@@ -325,6 +325,16 @@ def test_identical_system_and_reader_summaries_give_pf_zero() -> None:
     assert score.dins > 0
 
 
+def test_one_summary_for_every_reader_gives_dins_zero_and_pf_one() -> None:
+    document = Document("d", "apple banana", "cherry date fig", {
+        "a": {"user": "apple", "generic": "cherry fig"},
+        "b": {"user": "banana date", "generic": "cherry fig"},
+        "c": {"user": "fig", "generic": "cherry fig"},
+    })
+    score = edins_scores(corpus_of(document), ["generic"]).automatic[0]
+    assert (score.dins, score.pf, score.documents) == (0.0, 1.0, 1)
+
+
 def test_edins_is_linear_in_gamma() -> None:
     corpus = corpus_of(tiny_document())
     values = {g: edins_scores(corpus, ["sys"], gamma=g).automatic[0] for g in (0.0, 0.25, 1.0)}
