@@ -244,6 +244,8 @@ class _Rows:
         for m in (p, q):
             m.eliminate_zeros()
             m.sort_indices()
+        if not (np.array_equal(p.indptr, q.indptr) and np.array_equal(p.indices, q.indices)):
+            raise RuntimeError("e-DINS: the shared supports of a pair differ (explicit zeros in a distribution?)")
         rows = np.repeat(np.arange(len(ia)), np.diff(p.indptr))
         pv, qv = p.data, q.data
         s = pv + qv
@@ -506,7 +508,8 @@ def _human_scores(
 
 
 class WordEmbeddings:
-    """Cosine similarities of single-word embeddings from a local Hugging Face model folder (offline only).
+    """Cosine similarities of single-word embeddings from a local Hugging Face model folder (offline only: every
+    file is read with ``local_files_only``, as under ``HF_HUB_OFFLINE=1``, without changing the environment).
 
     A word's embedding is the model's embedding of the word alone as a text: the mean of the last hidden states
     over its word pieces (special tokens included, as sentence-transformers' mean pooling does), or the [CLS]
@@ -514,10 +517,6 @@ class WordEmbeddings:
     """
 
     def __init__(self, path: Path, *, batch_size: int = 256) -> None:
-        import os
-
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         import torch
         from transformers import AutoModel, AutoTokenizer
 
