@@ -400,6 +400,7 @@ def _report_context(run: MetaevalRun, *, standalone: bool) -> dict[str, object]:
         "tables": [display.table_view(name, rows) for name, rows in report.get("tables", {}).items()],
         "correlation": display.correlation_view(report), "display": display.figure_texts(report),
         "pairwise": display.pairwise_view(report), "probes": display.probes_view(report),
+        "edins": display.edins_view(report),
         "alphas": _alpha_rows(report), "confidence": _percent(report.get("parameters", {}).get("confidence")),
         "standalone": standalone, "base_template": "research/base.html",
         "plotly_src": PLOTLY_JS, "report_src": REPORT_JS,

@@ -283,6 +283,9 @@ TABLES: dict[str, tuple[str, str]] = {
                              "For each pair of systems next to each other in the criterion's Bradley-Terry ranking: "
                              "how often a sample of n games gives a significant verdict (sensitivity) and how often "
                              "two independent samples give the same significant winner (consistency)."),
+    "edins": ("e-DINS per system",
+              "DINS (deviation), PF (insensitivity) and e-DINS = DINS + PF (gamma = 1); lower is better."),
+    "edins_gamma": ("e-DINS against gamma", "e-DINS = DINS + gamma x PF at gamma = 0, 0.1, ..., 1, per system."),
     "probe_grid": ("Prompt probes · EGISES per model and prompt style",
                    "iCOPERNICUS: each MODEL:STYLE system's EGISES (lower is more personalised)."),
     "probe_rows": ("Prompt probes · each model's probes",
@@ -605,3 +608,19 @@ def probes_view(report: Mapping[str, Any]) -> dict[str, Any] | None:
     return {"measure": str(section.get("measure")), "hj_measure": section.get("hj_measure"), "probes": probes,
             "matrix": matrix, "summary": summary, "agreement": agreement,
             "agreeing": sum(1 for row in section.get("agreement") or [] if row.get("agree"))}
+
+
+def edins_view(report: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The e-DINS section for the page (conventions sec. 22 item 15), or None: per system ``dins``, ``pf``,
+    ``edins`` (formatted), ``documents``, best (lowest e-DINS) first, NaN last."""
+    section = report.get("edins")
+    if not section:
+        return None
+    def order(row: Mapping[str, Any]) -> tuple[bool, float]:
+        value = _real(row.get("edins"))
+        return (value is None or math.isnan(value), 0.0 if value is None or math.isnan(value) else value)
+
+    rows = sorted(section.get("rows") or [], key=order)
+    return {"rows": [{"system": str(row.get("system")), **{key: fmt_number(row.get(key)) for key in
+                                                          ("dins", "pf", "edins", "documents")}} for row in rows],
+            "settings": section.get("settings") or {}}

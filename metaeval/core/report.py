@@ -26,6 +26,7 @@ import numpy as np
 from metaeval.core import raters as rater_stats
 from metaeval.core import resampling, studies
 from metaeval.core.corpus import Corpus
+from metaeval.core.edins_report import edins_section
 from metaeval.core.options import Option, check_all
 from metaeval.core.perseval import EXPONENT_BOUNDS, Params
 from metaeval.core.pipeline import HJ_PREFIX, Progress, ProgressEvent
@@ -126,6 +127,10 @@ def build_report(
         "leaderboard": leaderboard,
         "leaderboard_label": "PerSEval",
     }
+    systems = list(next(iter(scores.values()), {}))
+    if systems and data.corpus is not None:  # e-DINS beside PerSEval (conventions sec. 22, item 15)
+        report["edins"], edins_tables = edins_section(data.corpus, systems)
+        tables.update(edins_tables)
     probes = probes_section(scores, data.labels)
     if probes is not None:  # systems named MODEL:STYLE: the iCOPERNICUS probes (conventions sec. 23, item 11)
         report["probes"], probe_tables = probes

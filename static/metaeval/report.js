@@ -496,6 +496,24 @@
   }
   window.PerSEvalReport.selectCriterion = selectCriterion;
 
+  // e-DINS against gamma: one line per system (e-DINS is linear in gamma).
+  var edins = report.edins;
+  if (edins && document.getElementById("fig-edins-gamma")) {
+    var curve = edins.curve || [];
+    var names = unique(curve.map(function (r) { return r.system; }));
+    draw("fig-edins-gamma", names.map(function (name, i) {
+      var mine = curve.filter(function (r) { return r.system === name; });
+      return { type: "scatter", mode: "lines+markers", name: name, x: mine.map(function (r) { return num(r.gamma); }),
+               y: mine.map(function (r) { return num(r.edins); }), line: { color: PALETTE[i % PALETTE.length] },
+               marker: { symbol: SYMBOLS[i % SYMBOLS.length] },
+               hovertemplate: "<b>" + name + "</b><br>\u03b3 %{x}: e-DINS %{y:.4f}<extra></extra>" };
+    }), {
+      title: { text: "e-DINS = DINS + \u03b3 \u00b7 PF against \u03b3 (lower is better)" },
+      xaxis: { title: { text: "\u03b3" }, range: [-0.02, 1.02] },
+      yaxis: { title: { text: "e-DINS" } }
+    });
+  }
+
   // Prompt probes: EGISES per model (rows) and prompt style (columns), lower = more personalised.
   var probes = report.probes;
   if (probes && document.getElementById("fig-probes-grid")) {

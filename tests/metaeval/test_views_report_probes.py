@@ -53,3 +53,21 @@ def test_the_page_shows_the_section(client, styled_run):  # noqa: F811 (fixture)
     for table in ("probe_grid", "probe_rows", "probe_summary", "probe_hj_agreement"):
         assert f"/research/runs/{styled_run.pk}/tables/{table}.csv" in html
     assert "Prompt probes · each model&#x27;s probes" in html or "Prompt probes · each model's probes" in html
+
+
+def test_every_report_has_the_edins_section(client, styled_run):  # noqa: F811 (fixture)
+    """The e-DINS section equals the e-DINS command's numbers on the same corpus (its defaults: --oov none)."""
+    from metaeval.core.edins import edins_scores
+    from metaeval.selectors import corpus_from_dataset
+
+    section = styled_run.report["edins"]
+    assert [row["system"] for row in section["rows"]] == SYSTEMS
+    command = edins_scores(corpus_from_dataset(dataset=styled_run.dataset), SYSTEMS).automatic
+    assert [(row["dins"], row["pf"]) for row in section["rows"]] == [(s.dins, s.pf) for s in command]
+    for row in section["rows"]:
+        assert row["edins"] == row["dins"] + row["pf"]
+        line = [p for p in section["curve"] if p["system"] == row["system"]]
+        assert [p["gamma"] for p in line] == [i / 10 for i in range(11)]
+        assert line[0]["edins"] == row["dins"] and line[-1]["edins"] == row["edins"]
+    html = client.get(f"/research/runs/{styled_run.pk}/report/").content.decode()
+    assert 'id="section-edins"' in html and 'id="fig-edins-gamma"' in html and 'id="edins-table"' in html
