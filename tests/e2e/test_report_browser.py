@@ -16,7 +16,7 @@ from metaeval.models import MetaevalRun
 from tests.e2e.conftest import SHOTS
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
-FIGURES = ("fig-leaderboard", "fig-heatmap", "fig-beta", "fig-stability", "fig-raters")
+FIGURES = ("fig-leaderboard", "fig-heatmap", "fig-beta", "fig-stability", "fig-raters", "fig-edins-gamma")
 
 
 def _demo_report(tmp_path, monkeypatch) -> MetaevalRun:

@@ -167,7 +167,8 @@ def test_report_page_reads_in_words_and_one_number_format(client, report_run) ->
 
     html = client.get(f"/research/runs/{report_run.pk}/report/").content.decode()
     tables = report_run.report["tables"]
-    assert html.count("<caption>") == len(tables) + 3 + 1  # every table, the grid per coefficient, the alphas
+    # every table, the grid per coefficient, the alphas, the e-DINS section's table
+    assert html.count("<caption>") == len(tables) + 3 + 1 + 1
     for name in tables:
         assert f"<caption><strong>{escape(display.caption(name)[0])}</strong></caption>" in html, name
     headings = re.findall(r"<th(?:\s[^>]*)?>(.*?)</th>", html, re.S)
@@ -189,7 +190,7 @@ def test_report_page_reads_in_words_and_one_number_format(client, report_run) ->
             values = re.findall(r"<td(?:\s[^>]*)?>(.*?)</td>", row, re.S)
             p_cells += [v.strip() for k, v in zip(keys, values, strict=False) if display.is_p_column(k)]
     assert p_cells and all(re.fullmatch(r"&lt; 0\.001|[01]\.\d{3}|–", c) for c in p_cells), p_cells
-    assert html.count("How to read this:") == 5
+    assert html.count("How to read this:") == 6
     assert _json_script(html, "report-data") == report_run.report
 
 
