@@ -527,11 +527,14 @@ class WordEmbeddings:
         self.cls = _cls_pooling(self.path)
         self.batch_size = batch_size
         self._vectors: dict[str, np.ndarray] = {}
+        self._vocabulary: Sequence[str] | None = None
+        self._matrix = np.zeros((0, 0))
 
     def vectors(self, words: Iterable[str]) -> np.ndarray:
         """Unit-length embeddings of ``words`` (rows in order)."""
         words = list(words)
-        missing = list(dict.fromkeys(w for w in words if w not in self._vectors))
+        # similar lengths batch together, so little padding is computed
+        missing = sorted(dict.fromkeys(w for w in words if w not in self._vectors), key=len)
         torch = self._torch
         for start in range(0, len(missing), self.batch_size):
             batch = missing[start : start + self.batch_size]
@@ -556,8 +559,10 @@ class WordEmbeddings:
         self.vectors(sorted(set(words) - set(self._vectors)))
 
     def __call__(self, word: str, vocabulary: Sequence[str]) -> np.ndarray:
-        vectors = self.vectors([word, *vocabulary])
-        return vectors[1:] @ vectors[0]
+        if self._vocabulary is not vocabulary or len(vocabulary) != len(self._matrix):
+            # one document's OOV words all come with the same vocabulary: stack its vectors once
+            self._vocabulary, self._matrix = vocabulary, self.vectors(vocabulary).reshape(len(vocabulary), -1)
+        return self._matrix @ self.vectors([word])[0]
 
 
 def _cls_pooling(path: Path) -> bool:
