@@ -166,6 +166,14 @@ def simulate_participants(
     return SimulationSummary(participants=participants, completed_sets=completed)
 
 
+def _case(item: PreferenceItem) -> str:
+    """An item by what it compares (document, reader, systems): the same on every database, unlike its id."""
+    questionnaire = item.questionnaire
+    assert questionnaire.reader_j is not None and item.system_a is not None and item.system_b is not None
+    return (f"{questionnaire.document.external_id}|{questionnaire.reader_j.external_id}|{item.system_a.name}|"
+            f"{item.system_b.name}")
+
+
 def simulate_preference(
     *, study: Study, participants: int, sets_each: int, seed: int, start: datetime,
     strengths: dict[str, dict[str, float]],
@@ -174,7 +182,7 @@ def simulate_preference(
     questionnaires through the real services and answers every pair and criterion, preferring the text shown first
     with the Bradley-Terry probability of ``strengths`` (system -> criterion -> strength,
     ``survey.demo_strengths``); about 25 seconds a pair. Every draw comes from ``seed``, the participant, the item
-    and the criterion; the clock starts at ``start``."""
+    (its document, reader and systems, never its database id) and the criterion; the clock starts at ``start``."""
     completed = 0
     for number in range(1, participants + 1):
         name = f"pref-{number:02d}"
@@ -189,7 +197,8 @@ def simulate_preference(
             except services.NoQuestionnaireAvailable:
                 break
             items = {item.pk: item for item in PreferenceItem.objects.filter(
-                questionnaire=assignment.questionnaire).select_related("system_a", "system_b")}
+                questionnaire=assignment.questionnaire).select_related(
+                    "system_a", "system_b", "questionnaire__document", "questionnaire__reader_j")}
             values: dict[str, str] = {}
             for entry in assignment.presentation:
                 if "gold" in entry:  # a known-answer pair: a careful participant gets it right
@@ -200,7 +209,7 @@ def simulate_preference(
                 assert item.system_a is not None and item.system_b is not None
                 first, second = (item.system_b, item.system_a) if entry["swap"] else (item.system_a, item.system_b)
                 for criterion in (c["name"] for c in study.criteria):
-                    rng = random.Random(f"{seed}|{name}|{item.pk}|{criterion}")
+                    rng = random.Random(f"{seed}|{name}|{_case(item)}|{criterion}")
                     p = first_wins(strengths[first.name][criterion], strengths[second.name][criterion])
                     values[services.choice_field(str(entry["key"]), criterion)] = "a" if rng.random() < p else "b"
             clock += timedelta(seconds=25 * len(assignment.presentation) + 30)
