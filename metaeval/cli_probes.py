@@ -34,13 +34,14 @@ from metaeval.core.probes import (
     STYLES,
     SUMMARY_COLUMNS,
     StyleScore,
+    computed_score,
     probe_rows,
     probe_table,
     read_scores,
     split_system,
     summarise,
 )
-from metaeval.core.records import json_safe, number, write_csv
+from metaeval.core.records import json_safe, write_csv
 
 __all__ = ["PIVOT_COLUMNS", "add_probes_command", "cmd_probes", "pivot_rows", "styled_rows"]
 
@@ -131,10 +132,10 @@ def _from_dataset(
     scores: list[StyleScore] = []
     per_document: dict[tuple[str, str], dict[str, float]] = {}
     for model, style, row in kept:
-        text = number(row.score.egises)
-        if text == "nan":
+        score = computed_score(model, style, row.score.egises)
+        if score is None:
             raise UsageError(f'system "{row.system}": EGISES is undefined (no document with reader pairs)')
-        scores.append(StyleScore(model, style, Decimal(text)))
+        scores.append(score)
         per_document[(model, style)] = {detail.doc_id: detail.degress for detail in row.score.per_document}
     return scores, per_document, [name for name in corpus.systems if name not in systems]
 

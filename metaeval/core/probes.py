@@ -31,6 +31,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from metaeval.core.fileio import Problems, from_spreadsheet_safe, read_text
+from metaeval.core.records import number
 from metaeval.core.resampling import system_score_intervals
 
 __all__ = [
@@ -125,6 +126,13 @@ class StyleScore:
     style: str
     egises: Decimal
     line: int = 0
+
+
+def computed_score(model: str, style: str, egises: float) -> StyleScore | None:
+    """A pipeline's EGISES as a :class:`StyleScore`: the decimal of the number ``score`` prints (conventions
+    sec. 23, item 4); None when it is undefined (NaN)."""
+    text = number(egises)
+    return None if text == "nan" else StyleScore(model, style, Decimal(text))
 
 
 def _decimal(text: str) -> Decimal | None:

@@ -9,8 +9,7 @@ from typing import Any
 
 from metaeval.core.perseval import SystemScore
 from metaeval.core.pipeline import HJ_PREFIX
-from metaeval.core.probes import STYLES, ProbeRow, StyleScore, probe_rows, split_system, summarise
-from metaeval.core.records import number
+from metaeval.core.probes import STYLES, ProbeRow, StyleScore, computed_score, probe_rows, split_system, summarise
 
 __all__ = ["PROBE_MEASURE", "probes_section"]
 
@@ -23,9 +22,9 @@ def _style_scores(scores: Mapping[str, SystemScore]) -> list[StyleScore]:
     out: list[StyleScore] = []
     for system, score in scores.items():
         named = split_system(system)
-        text = number(score.egises)
-        if named is not None and text != "nan":
-            out.append(StyleScore(*named, Decimal(text)))
+        styled = computed_score(*named, score.egises) if named is not None else None
+        if styled is not None:
+            out.append(styled)
     return out
 
 
