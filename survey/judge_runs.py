@@ -221,8 +221,9 @@ def _judge(run: JudgeRun, lease: JudgeRunLease) -> tuple[str, str]:
     JudgeRun.objects.filter(pk=run.pk).update(done=JudgeJudgment.objects.filter(judge_run=run).count())
     asked = written - len(done)
     if asked and failed == asked:
-        return JudgeRun.Status.FAILED, f"every one of the {asked} judge calls of this attempt failed; last error " \
-            f"in the judgments' error field (resume to ask them again)"
+        return JudgeRun.Status.FAILED, f"every one of the {asked} judge calls of this attempt failed (each error is " \
+            "in its judgment's error field); they are stored as invalid, which a resume skips: fix the settings and " \
+            "start a new run"
     return JudgeRun.Status.DONE, ""
 
 
