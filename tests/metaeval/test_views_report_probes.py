@@ -16,7 +16,8 @@ from tests.metaeval.test_views_report import client  # noqa: F401 (fixture)
 from tests.metaeval.test_views_runs import isolated, rate_all  # noqa: F401 (fixture)
 
 pytestmark = pytest.mark.django_db
-SYSTEMS = ["m1:0-shot", "m1:2-shot-wo-hist", "m2:0-shot", "m2:2-shot-wo-hist", "m2:c-0-shot"]
+SYSTEMS = ["m1:0-shot", "m1:2-shot-wo-hist", "m2:0-shot", "m2:2-shot-wo-hist", "m2:c-0-shot",
+           "m2:c-0-shot-adversarial"]
 
 
 @pytest.fixture
@@ -43,14 +44,20 @@ def test_the_section_equals_the_probes_on_the_reports_scores(styled_run):
         (r.model, r.probe, r.paradox) for r in expected]
     assert {r["probe"] for r in section["rows"]} == {"PX-1", "PX-3"}  # the styles the models have
     assert section["hj_measure"] == "hj:jsd" and len(section["agreement"]) == len(expected)
+    (worse,) = section["adversarial"]
+    assert (worse["model"], worse["probe"], worse["style"]) == ("m2", "PX-3", "c-0-shot")
+    assert worse["worsening_pp"] == pytest.approx(
+        (egises["m2:c-0-shot-adversarial"] - egises["m2:c-0-shot"]) * 100, abs=1e-9)
+    assert worse["worsened"] == (egises["m2:c-0-shot-adversarial"] > egises["m2:c-0-shot"])
 
 
 def test_the_page_shows_the_section(client, styled_run):  # noqa: F811 (fixture)
     html = client.get(f"/research/runs/{styled_run.pk}/report/").content.decode()
     for anchor in ('id="section-probes"', 'id="fig-probes-grid"', 'id="probes-matrix"', 'id="probes-summary"',
-                   'id="probes-agreement"'):
+                   'id="probes-agreement"', 'id="probes-adversarial"', 'id="probes-adversarial-summary"'):
         assert anchor in html, anchor
-    for table in ("probe_grid", "probe_rows", "probe_summary", "probe_hj_agreement"):
+    for table in ("probe_grid", "probe_rows", "probe_summary", "probe_hj_agreement", "probe_adversarial",
+                  "probe_adversarial_summary"):
         assert f"/research/runs/{styled_run.pk}/tables/{table}.csv" in html
     assert "Prompt probes · each model&#x27;s probes" in html or "Prompt probes · each model's probes" in html
 
