@@ -36,7 +36,6 @@ from metaeval.core.probes import (
     PROBES,
     ROW_COLUMNS,
     SIGNIFICANCE_COLUMNS,
-    STYLES,
     SUMMARY_COLUMNS,
     StyleScore,
     computed_score,

@@ -284,7 +284,8 @@ TABLES: dict[str, tuple[str, str]] = {
                              "how often a sample of n games gives a significant verdict (sensitivity) and how often "
                              "two independent samples give the same significant winner (consistency)."),
     "edins": ("e-DINS per system",
-              "DINS (deviation), PF (insensitivity) and e-DINS = DINS + PF (gamma = 1); lower is better."),
+              "DINS (deviation), PF (insensitivity) and e-DINS = DINS + PF (gamma = 1); lower is better. With "
+              "ratings, the _hj columns: e-DINS-HJ, the rated pairs' distances in place of the summaries' JSDs."),
     "edins_gamma": ("e-DINS against gamma", "e-DINS = DINS + gamma x PF at gamma = 0, 0.1, ..., 1, per system."),
     "probe_grid": ("Prompt probes · EGISES per model and prompt style",
                    "iCOPERNICUS: each MODEL:STYLE system's EGISES (lower is more personalised)."),
@@ -634,7 +635,8 @@ def probes_view(report: Mapping[str, Any]) -> dict[str, Any] | None:
 
 def edins_view(report: Mapping[str, Any]) -> dict[str, Any] | None:
     """The e-DINS section for the page (conventions sec. 22 item 15), or None: per system ``dins``, ``pf``,
-    ``edins`` (formatted), ``documents``, best (lowest e-DINS) first, NaN last."""
+    ``edins`` (formatted), ``documents`` (and the ``_hj`` ones with ratings), best (lowest e-DINS) first, NaN last;
+    ``human`` and the Pearson / Kendall correlation of e-DINS with e-DINS-HJ over the systems."""
     section = report.get("edins")
     if not section:
         return None
@@ -643,6 +645,13 @@ def edins_view(report: Mapping[str, Any]) -> dict[str, Any] | None:
         return (value is None or math.isnan(value), 0.0 if value is None or math.isnan(value) else value)
 
     rows = sorted(section.get("rows") or [], key=order)
-    return {"rows": [{"system": str(row.get("system")), **{key: fmt_number(row.get(key)) for key in
-                                                          ("dins", "pf", "edins", "documents")}} for row in rows],
-            "settings": section.get("settings") or {}}
+    keys = ("dins", "pf", "edins", "documents", "dins_hj", "pf_hj", "edins_hj", "documents_hj")
+    human = section.get("human")
+    correlation = (human or {}).get("correlation") or {}
+    return {"rows": [{"system": str(row.get("system")), **{key: fmt_number(row.get(key)) for key in keys}}
+                     for row in rows],
+            "settings": section.get("settings") or {}, "human": bool(human),
+            "pearson": fmt_number(correlation.get("pearson"), decimals=3),
+            "kendall": fmt_number(correlation.get("kendall"), decimals=3),
+            "kendall_p": fmt_number(correlation.get("kendall_p"), decimals=3),
+            "n": fmt_number(correlation.get("n")), "note": correlation.get("note") or ""}

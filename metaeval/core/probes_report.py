@@ -51,9 +51,9 @@ def probes_section(
 ) -> tuple[dict[str, Any], dict[str, list[dict[str, Any]]]] | None:
     """The section and its tables (``probe_grid``, ``probe_rows``, ``probe_summary``, ``probe_adversarial`` and
     ``probe_adversarial_summary`` when some model has a contrastive style and its ``-adversarial`` variant,
-    ``probe_hj_agreement``), or None when no system is named ``MODEL:STYLE`` or there is no automatic measure. The probes are the
-    ``reported`` ones, on ``jsd`` when the run has it, else on its first measure; the HJ flags use ``hj:<that
-    measure>``. Numbers are floats (the probes command keeps exact decimals)."""
+    ``probe_hj_agreement``), or None when no system is named ``MODEL:STYLE`` or there is no automatic measure.
+    The probes are the ``reported`` ones, on ``jsd`` when the run has it, else on its first measure; the HJ flags
+    use ``hj:<that measure>``. Numbers are floats (the probes command keeps exact decimals)."""
     autos = [label for label in measures if not label.startswith(HJ_PREFIX)]
     if not autos:
         return None
