@@ -11,7 +11,9 @@ over documents of the per-document DEGRESS difference.
 
 CSV output: the per-model rows (``model,probe,a,b,egises_a,egises_b,delta_pp,paradox`` then, with
 ``--dataset``, ``documents,mean_diff_pp,p_value,p_exact,ci_low_pp,ci_high_pp``), a blank line, then the summary
-table (``probe,a,b,models,paradox_models,mean_drop_pp,pass_models,mean_boost_pp``). JSON: ``{"rows", "summary",
+table (``probe,a,b,models,paradox_models,mean_drop_pp,pass_models,mean_boost_pp``); when some model has a
+contrastive style and its ``-adversarial`` variant, a blank line, the adversarial rows (:data:`ADVERSARIAL_COLUMNS`),
+a blank line and their summary. JSON: ``{"rows", "summary", "adversarial", "adversarial_summary",
 "conventions"}``.
 """
 from __future__ import annotations
@@ -27,11 +29,13 @@ from typing import Any
 from metaeval.cli_args import at_least
 from metaeval.core.pipeline import COLUMNS, RunResult, ScoreRow
 from metaeval.core.probes import (
+    ADVERSARIAL_COLUMNS,
+    ADVERSARIAL_SUMMARY_COLUMNS,
+    ALL_STYLES,
     PROBE_MODES,
     PROBES,
     ROW_COLUMNS,
     SIGNIFICANCE_COLUMNS,
-    STYLES,
     SUMMARY_COLUMNS,
     StyleScore,
     computed_score,
@@ -40,6 +44,8 @@ from metaeval.core.probes import (
     read_scores,
     split_system,
     summarise,
+    summarise_worsening,
+    worsening_rows,
 )
 from metaeval.core.records import json_safe, write_csv
 
@@ -81,7 +87,7 @@ def add_probes_command(commands: Any) -> argparse.ArgumentParser:
         description="iCOPERNICUS probes from a model,style,egises file or a dataset of MODEL:STYLE systems "
         "(docs/conventions.md sec. 23).")
     parser.add_argument("scores", nargs="?", help="CSV whose first columns are model,style,egises "
-                        f"(styles: {', '.join(STYLES)})")
+                        f"(styles: {', '.join(ALL_STYLES)})")
     parser.add_argument("--dataset", help="consolidated JSON / JSON Lines dataset whose systems are named "
                         "MODEL:STYLE (instead of SCORES.csv)")
     parser.add_argument("--probes", choices=PROBE_MODES, default="reported",
@@ -126,7 +132,8 @@ def _from_dataset(
     corpus = load_corpus(args.dataset)
     systems = [name for name in corpus.systems if split_system(name) is not None]
     if not systems:
-        raise UsageError(f"{args.dataset}: no system is named MODEL:STYLE with STYLE one of {', '.join(STYLES)}")
+        raise UsageError(f"{args.dataset}: no system is named MODEL:STYLE with STYLE one of "
+                         f"{', '.join(ALL_STYLES)}")
     result = run_scores(corpus, RunOptions(measures=measures, systems=systems, missing=args.missing or "error"))
     kept, _ = styled_rows(result, measures[0])
     scores: list[StyleScore] = []
@@ -148,6 +155,8 @@ def _conventions(mode: str, settings: Mapping[str, object] | None) -> dict[str, 
         "delta_pp": "(EGISES(a) - EGISES(b)) * 100, exact decimal arithmetic",
         "summary": "mean_drop_pp = mean |delta_pp| over paradox models; mean_boost_pp = mean delta_pp over pass "
                    "models; over the models with both styles",
+        "adversarial": "worsening_pp = (EGISES(style-adversarial) - EGISES(style)) * 100, worsened iff > 0; "
+                       "worsening_pct = worsening_pp / EGISES(style); per model with both",
     }
     if settings is not None:
         out["significance"] = {
@@ -190,6 +199,9 @@ def cmd_probes(args: argparse.Namespace) -> int:
     rows = probe_rows(scores, args.probes)
     summary = [item.as_dict() for item in summarise(rows, args.probes)]
     table = probe_table(rows, per_document, n_permutations=permutations, n_boot=n_boot, seed=seed)
+    worsening = worsening_rows(scores, args.probes)
+    adversarial = [row.as_dict() for row in worsening]
+    adversarial_summary = [item.as_dict() for item in summarise_worsening(worsening)]
     columns: Sequence[str] = (*ROW_COLUMNS, *SIGNIFICANCE_COLUMNS) if settings is not None else ROW_COLUMNS
     out = _open_out(args.out)
     try:
@@ -197,6 +209,9 @@ def cmd_probes(args: argparse.Namespace) -> int:
             document = {
                 "rows": [{key: _json_value(value) for key, value in row.items()} for row in table],
                 "summary": [{key: _json_value(value) for key, value in row.items()} for row in summary],
+                "adversarial": [{key: _json_value(value) for key, value in row.items()} for row in adversarial],
+                "adversarial_summary": [{key: _json_value(value) for key, value in row.items()}
+                                        for row in adversarial_summary],
                 "conventions": _conventions(args.probes, settings),
             }
             json.dump(json_safe(document), out, indent=2, allow_nan=False)
@@ -205,6 +220,12 @@ def cmd_probes(args: argparse.Namespace) -> int:
             write_csv([{key: _csv_cell(value) for key, value in row.items()} for row in table], columns, out)
             out.write("\n")
             write_csv(summary, SUMMARY_COLUMNS, out)
+            if adversarial:
+                out.write("\n")
+                write_csv([{key: _csv_cell(value) for key, value in row.items()} for row in adversarial],
+                          ADVERSARIAL_COLUMNS, out)
+                out.write("\n")
+                write_csv(adversarial_summary, ADVERSARIAL_SUMMARY_COLUMNS, out)
     finally:
         if out is not sys.stdout:
             out.close()

@@ -284,7 +284,8 @@ TABLES: dict[str, tuple[str, str]] = {
                              "how often a sample of n games gives a significant verdict (sensitivity) and how often "
                              "two independent samples give the same significant winner (consistency)."),
     "edins": ("e-DINS per system",
-              "DINS (deviation), PF (insensitivity) and e-DINS = DINS + PF (gamma = 1); lower is better."),
+              "DINS (deviation), PF (insensitivity) and e-DINS = DINS + PF (gamma = 1); lower is better. With "
+              "ratings, the _hj columns: e-DINS-HJ, the rated pairs' distances in place of the summaries' JSDs."),
     "edins_gamma": ("e-DINS against gamma", "e-DINS = DINS + gamma x PF at gamma = 0, 0.1, ..., 1, per system."),
     "probe_grid": ("Prompt probes · EGISES per model and prompt style",
                    "iCOPERNICUS: each MODEL:STYLE system's EGISES (lower is more personalised)."),
@@ -294,6 +295,13 @@ TABLES: dict[str, tuple[str, str]] = {
     "probe_summary": ("Prompt probes · per probe",
                       "Models with both styles, the paradox models and their mean drop, the passing models and their "
                       "mean boost (percentage points)."),
+    "probe_adversarial": ("Prompt probes · adversarial worsening per model",
+                          "Each contrastive style against its adversarial variant (a wrong partner in the prompt): "
+                          "worsening_pp = (EGISES(adversarial) - EGISES(style)) x 100, worsened when positive; "
+                          "gap_pp / gap_adversarial_pp = the probe's EGISES(B) - EGISES(A) before / after."),
+    "probe_adversarial_summary": ("Prompt probes · adversarial worsening per probe",
+                                  "Per contrastive style: models, those that worsened, mean worsening in "
+                                  "percentage points and relative to EGISES(style) in %."),
     "probe_hj_agreement": ("Prompt probes · human judgment agreement",
                            "Each model's and probe's paradox flag from EGISES-HJ beside the automatic one."),
 }
@@ -579,7 +587,8 @@ def probes_view(report: Mapping[str, Any]) -> dict[str, Any] | None:
     """The prompt-probes section for the page (conventions sec. 23 item 11), or None when the report has none:
     ``measure``, ``probes`` (names in order), ``matrix`` (per model: ``model`` and per probe a cell with ``delta``
     in percentage points and ``paradox`` yes / no / None when the model lacks a style), ``summary`` (per probe in
-    words) and ``agreement`` (HJ vs automatic flags, when the run had ratings)."""
+    words), ``adversarial`` / ``adversarial_summary`` (the adversarial worsening per model and per probe, when the
+    run has ``-adversarial`` styles) and ``agreement`` (HJ vs automatic flags, when the run had ratings)."""
     section = report.get("probes")
     if not section:
         return None
@@ -601,18 +610,33 @@ def probes_view(report: Mapping[str, Any]) -> dict[str, Any] | None:
         "pass_models": fmt_number(item.get("pass_models")),
         "mean_boost": fmt_number(item.get("mean_boost_pp"), decimals=3),
     } for item in section.get("summary") or []]
+    adversarial = [{
+        "model": str(row.get("model")), "probe": str(row.get("probe")), "style": str(row.get("style")),
+        "worsening": fmt_number(row.get("worsening_pp"), decimals=2),
+        "relative": fmt_number(row.get("worsening_pct"), decimals=2), "worsened": bool(row.get("worsened")),
+        "gap": fmt_number(row.get("gap_pp"), decimals=2),
+        "gap_adversarial": fmt_number(row.get("gap_adversarial_pp"), decimals=2),
+    } for row in section.get("adversarial") or []]
+    adversarial_summary = [{
+        "probe": str(item.get("probe")), "style": str(item.get("style")), "models": fmt_number(item.get("models")),
+        "worsened_models": fmt_number(item.get("worsened_models")),
+        "mean_worsening": fmt_number(item.get("mean_worsening_pp"), decimals=3),
+        "mean_relative": fmt_number(item.get("mean_worsening_pct"), decimals=3),
+    } for item in section.get("adversarial_summary") or []]
     agreement = [{
         "model": str(row.get("model")), "probe": str(row.get("probe")), "paradox": fmt_number(row.get("paradox")),
         "paradox_hj": fmt_number(row.get("paradox_hj")), "agree": fmt_number(row.get("agree")),
     } for row in section.get("agreement") or []]
     return {"measure": str(section.get("measure")), "hj_measure": section.get("hj_measure"), "probes": probes,
-            "matrix": matrix, "summary": summary, "agreement": agreement,
+            "matrix": matrix, "summary": summary, "agreement": agreement, "adversarial": adversarial,
+            "adversarial_summary": adversarial_summary,
             "agreeing": sum(1 for row in section.get("agreement") or [] if row.get("agree"))}
 
 
 def edins_view(report: Mapping[str, Any]) -> dict[str, Any] | None:
     """The e-DINS section for the page (conventions sec. 22 item 15), or None: per system ``dins``, ``pf``,
-    ``edins`` (formatted), ``documents``, best (lowest e-DINS) first, NaN last."""
+    ``edins`` (formatted), ``documents`` (and the ``_hj`` ones with ratings), best (lowest e-DINS) first, NaN last;
+    ``human`` and the Pearson / Kendall correlation of e-DINS with e-DINS-HJ over the systems."""
     section = report.get("edins")
     if not section:
         return None
@@ -621,6 +645,13 @@ def edins_view(report: Mapping[str, Any]) -> dict[str, Any] | None:
         return (value is None or math.isnan(value), 0.0 if value is None or math.isnan(value) else value)
 
     rows = sorted(section.get("rows") or [], key=order)
-    return {"rows": [{"system": str(row.get("system")), **{key: fmt_number(row.get(key)) for key in
-                                                          ("dins", "pf", "edins", "documents")}} for row in rows],
-            "settings": section.get("settings") or {}}
+    keys = ("dins", "pf", "edins", "documents", "dins_hj", "pf_hj", "edins_hj", "documents_hj")
+    human = section.get("human")
+    correlation = (human or {}).get("correlation") or {}
+    return {"rows": [{"system": str(row.get("system")), **{key: fmt_number(row.get(key)) for key in keys}}
+                     for row in rows],
+            "settings": section.get("settings") or {}, "human": bool(human),
+            "pearson": fmt_number(correlation.get("pearson"), decimals=3),
+            "kendall": fmt_number(correlation.get("kendall"), decimals=3),
+            "kendall_p": fmt_number(correlation.get("kendall_p"), decimals=3),
+            "n": fmt_number(correlation.get("n")), "note": correlation.get("note") or ""}

@@ -41,7 +41,7 @@ import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from metaeval.core.probes import STYLES
+from metaeval.core.probes import ADVERSARIAL_SUFFIX, STYLES
 
 __all__ = [
     "BUDGETS",
@@ -124,12 +124,19 @@ class Prompt:
     tokens: Mapping[str, int]
 
     @property
+    def variant(self) -> str:
+        """The system variant its generated headline is imported as: the style, ``STYLE-adversarial`` for an
+        adversarial prompt (``import_summaries --variant``; conventions sec. 23, item 12)."""
+        return self.style + (ADVERSARIAL_SUFFIX if self.adversarial else "")
+
+    @property
     def prompt_id(self) -> str:
         return f"{self.doc_id}|{self.reader_id}|{self.style}" + ("|adversarial" if self.adversarial else "")
 
     def as_record(self, tokenizer: str) -> dict[str, object]:
         return {"prompt_id": self.prompt_id, "doc_id": self.doc_id, "reader_id": self.reader_id,
-                "style": self.style, "partner_id": self.partner_id, "adversarial": self.adversarial,
+                "style": self.style, "variant": self.variant, "partner_id": self.partner_id,
+                "adversarial": self.adversarial,
                 "example_doc_ids": list(self.example_doc_ids), "tokens": dict(self.tokens), "tokenizer": tokenizer,
                 "prompt": self.prompt}
 

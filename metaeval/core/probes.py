@@ -35,6 +35,12 @@ from metaeval.core.records import number
 from metaeval.core.resampling import system_score_intervals
 
 __all__ = [
+    "ADVERSARIAL_COLUMNS",
+    "ADVERSARIAL_PROBES",
+    "ADVERSARIAL_STYLES",
+    "ADVERSARIAL_SUFFIX",
+    "ADVERSARIAL_SUMMARY_COLUMNS",
+    "ALL_STYLES",
     "PROBE_MODES",
     "PROBES",
     "ROW_COLUMNS",
@@ -44,6 +50,8 @@ __all__ = [
     "SUMMARY_COLUMNS",
     "Probe",
     "ProbeRow",
+    "Worsening",
+    "WorseningSummary",
     "ProbeSummary",
     "SignFlipResult",
     "Significance",
@@ -53,14 +61,24 @@ __all__ = [
     "probe_significance",
     "probe_table",
     "read_scores",
+    "summarise_worsening",
     "sign_flip_test",
     "split_system",
     "summarise",
+    "worsening_rows",
 ]
 
 #: the six prompt styles of the paper's Table 2/3, in its column order
 STYLES: tuple[str, ...] = ("0-shot", "2-shot-wo-hist", "2-shot-w-hist", "c-0-shot", "c-2-shot-wo-hist",
                            "c-2-shot-w-hist")
+#: the variant of a contrastive style whose prompts carried a wrong partner (``prompts --adversarial``; App. E.1)
+ADVERSARIAL_SUFFIX = "-adversarial"
+#: the contrastive styles and, for each, the probe of the paper's Table 6 whose B it is
+ADVERSARIAL_PROBES: dict[str, str] = {"c-0-shot": "PX-3", "c-2-shot-wo-hist": "PX-4", "c-2-shot-w-hist": "PX-5"}
+#: the adversarial styles, in :data:`STYLES` order
+ADVERSARIAL_STYLES: tuple[str, ...] = tuple(style + ADVERSARIAL_SUFFIX for style in ADVERSARIAL_PROBES)
+#: every style a system name or a score file may carry: the six, then their adversarial variants
+ALL_STYLES: tuple[str, ...] = STYLES + ADVERSARIAL_STYLES
 #: the first columns of a scores file (more may follow and are ignored)
 SCORE_COLUMNS: tuple[str, ...] = ("model", "style", "egises")
 #: the columns of one model's probe (the fixed part of the ``probes`` output)
@@ -71,6 +89,13 @@ SIGNIFICANCE_COLUMNS: tuple[str, ...] = ("documents", "mean_diff_pp", "p_value",
 #: the per-probe summary's columns
 SUMMARY_COLUMNS: tuple[str, ...] = ("probe", "a", "b", "models", "paradox_models", "mean_drop_pp", "pass_models",
                                     "mean_boost_pp")
+#: the adversarial worsening rows' columns (:class:`Worsening`)
+ADVERSARIAL_COLUMNS: tuple[str, ...] = ("model", "probe", "style", "adversarial", "egises", "egises_adversarial",
+                                        "worsening_pp", "worsening_pct", "worsened", "a", "egises_a", "gap_pp",
+                                        "gap_adversarial_pp")
+#: the per-probe summary of the adversarial rows
+ADVERSARIAL_SUMMARY_COLUMNS: tuple[str, ...] = ("probe", "style", "adversarial", "models", "worsened_models",
+                                                "mean_worsening_pp", "mean_worsening_pct")
 HUNDRED = Decimal(100)
 ProbeMode = Literal["reported", "defined"]
 PROBE_MODES: tuple[str, ...] = ("reported", "defined")
@@ -110,10 +135,10 @@ PROBES: dict[str, tuple[Probe, ...]] = {
 
 
 def split_system(name: str) -> tuple[str, str] | None:
-    """``"MODEL:STYLE"`` -> ``(MODEL, STYLE)`` when the text after the last ``:`` is one of :data:`STYLES` and
-    MODEL is not empty; None for any other system name."""
+    """``"MODEL:STYLE"`` -> ``(MODEL, STYLE)`` when the text after the last ``:`` is one of :data:`ALL_STYLES`
+    (the six styles or an adversarial variant) and MODEL is not empty; None for any other system name."""
     model, sep, style = name.rpartition(":")
-    if not sep or not model.strip() or style not in STYLES:
+    if not sep or not model.strip() or style not in ALL_STYLES:
         return None
     return model, style
 
@@ -196,8 +221,8 @@ def _score_row(
     if len(problems) > before:
         return None
     model, style, text = cells[:3]
-    if style not in STYLES:
-        problems.add(file, line, f'field "style": unknown style "{style}" (one of {", ".join(STYLES)})')
+    if style not in ALL_STYLES:
+        problems.add(file, line, f'field "style": unknown style "{style}" (one of {", ".join(ALL_STYLES)})')
     value = _decimal(text)
     if value is None:
         problems.add(file, line, f'field "egises": "{text}" is not a finite number')
@@ -281,6 +306,107 @@ def summarise(rows: Sequence[ProbeRow], mode: ProbeMode = "reported") -> list[Pr
         boosts = [row.delta_pp for row in mine if not row.paradox]
         out.append(ProbeSummary(probe.name, probe.a, probe.b, len(mine), len(drops), _mean(drops), len(boosts),
                                 _mean(boosts)))
+    return out
+
+
+# ---------------------------------------------------------------------------------------- adversarial probes
+@dataclass(frozen=True)
+class Worsening:
+    """One model's adversarial check of a contrastive style B (the paper's Table 6): B's prompts were rebuilt with
+    a wrong partner (``B-adversarial``), so B should personalise worse, i.e. score a higher EGISES::
+
+        worsening_pp  = (EGISES(B-adversarial) - EGISES(B)) * 100          (> 0: worsened, as expected)
+        worsening_pct = worsening_pp / EGISES(B)                           (relative, %; None when EGISES(B) = 0)
+        gap_pp        = (EGISES(B) - EGISES(A)) * 100                      (the probe's paradox gap, = -delta_pp)
+        gap_adversarial_pp = (EGISES(B-adversarial) - EGISES(A)) * 100     (None without A)
+
+    ``worsened`` iff EGISES(B-adversarial) > EGISES(B) (a tie has not worsened)."""
+
+    model: str
+    probe: str
+    style: str
+    egises: Decimal
+    egises_adversarial: Decimal
+    a: str
+    egises_a: Decimal | None
+
+    @property
+    def adversarial(self) -> str:
+        return self.style + ADVERSARIAL_SUFFIX
+
+    @property
+    def worsening_pp(self) -> Decimal:
+        return (self.egises_adversarial - self.egises) * HUNDRED
+
+    @property
+    def worsening_pct(self) -> Decimal | None:
+        return self.worsening_pp / self.egises if self.egises else None
+
+    @property
+    def worsened(self) -> bool:
+        return self.egises_adversarial > self.egises
+
+    @property
+    def gap_pp(self) -> Decimal | None:
+        return None if self.egises_a is None else (self.egises - self.egises_a) * HUNDRED
+
+    @property
+    def gap_adversarial_pp(self) -> Decimal | None:
+        return None if self.egises_a is None else (self.egises_adversarial - self.egises_a) * HUNDRED
+
+    def as_dict(self) -> dict[str, object]:
+        """The :data:`ADVERSARIAL_COLUMNS` values."""
+        return {name: getattr(self, name) for name in ADVERSARIAL_COLUMNS}
+
+
+def worsening_rows(scores: Sequence[StyleScore], mode: ProbeMode = "reported") -> list[Worsening]:
+    """One row per model (first-seen order) and contrastive style B (:data:`ADVERSARIAL_PROBES` order) that the
+    model has both plainly and as ``B-adversarial``; A is the style the probe of ``mode`` compares B with."""
+    if mode not in PROBES:
+        raise ValueError(f"mode must be one of {', '.join(PROBES)}; got {mode!r}")
+    by_name = {probe.name: probe for probe in PROBES[mode]}
+    grid: dict[str, dict[str, Decimal]] = {}
+    for score in scores:
+        grid.setdefault(score.model, {})[score.style] = score.egises
+    out: list[Worsening] = []
+    for model, styles in grid.items():
+        for style, name in ADVERSARIAL_PROBES.items():
+            adversarial = styles.get(style + ADVERSARIAL_SUFFIX)
+            if style not in styles or adversarial is None:
+                continue
+            a = by_name[name].a
+            out.append(Worsening(model, name, style, styles[style], adversarial, a, styles.get(a)))
+    return out
+
+
+@dataclass(frozen=True)
+class WorseningSummary:
+    """One contrastive style over the models that have it and its adversarial variant (Table 6's averages)."""
+
+    probe: str
+    style: str
+    adversarial: str
+    models: int
+    worsened_models: int
+    mean_worsening_pp: Decimal | None
+    mean_worsening_pct: Decimal | None
+
+    def as_dict(self) -> dict[str, object]:
+        return {name: getattr(self, name) for name in ADVERSARIAL_SUMMARY_COLUMNS}
+
+
+def summarise_worsening(rows: Sequence[Worsening]) -> list[WorseningSummary]:
+    """Per contrastive style that has rows: the models, those that worsened, and the mean of ``worsening_pp`` and
+    of ``worsening_pct`` (the latter over the models where it is defined) over all of them."""
+    out: list[WorseningSummary] = []
+    for style, name in ADVERSARIAL_PROBES.items():
+        mine = [row for row in rows if row.style == style]
+        if not mine:
+            continue
+        relative = [row.worsening_pct for row in mine if row.worsening_pct is not None]
+        out.append(WorseningSummary(name, style, style + ADVERSARIAL_SUFFIX, len(mine),
+                                    sum(row.worsened for row in mine), _mean([row.worsening_pp for row in mine]),
+                                    _mean(relative)))
     return out
 
 

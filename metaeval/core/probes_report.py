@@ -9,7 +9,17 @@ from typing import Any
 
 from metaeval.core.perseval import SystemScore
 from metaeval.core.pipeline import HJ_PREFIX
-from metaeval.core.probes import STYLES, ProbeRow, StyleScore, computed_score, probe_rows, split_system, summarise
+from metaeval.core.probes import (
+    ALL_STYLES,
+    ProbeRow,
+    StyleScore,
+    computed_score,
+    probe_rows,
+    split_system,
+    summarise,
+    summarise_worsening,
+    worsening_rows,
+)
 
 __all__ = ["PROBE_MEASURE", "probes_section"]
 
@@ -28,18 +38,22 @@ def _style_scores(scores: Mapping[str, SystemScore]) -> list[StyleScore]:
     return out
 
 
+def _floats(record: Mapping[str, object]) -> dict[str, Any]:
+    return {key: (float(value) if isinstance(value, Decimal) else value) for key, value in record.items()}
+
+
 def _row(row: ProbeRow, measure: str) -> dict[str, Any]:
-    return {**{key: (float(value) if isinstance(value, Decimal) else value) for key, value in row.as_dict().items()},
-            "measure": measure}
+    return {**_floats(row.as_dict()), "measure": measure}
 
 
 def probes_section(
     scores: Mapping[str, Mapping[str, SystemScore]], measures: Sequence[str]
 ) -> tuple[dict[str, Any], dict[str, list[dict[str, Any]]]] | None:
-    """The section and its tables (``probe_grid``, ``probe_rows``, ``probe_summary``, ``probe_hj_agreement``),
-    or None when no system is named ``MODEL:STYLE`` or there is no automatic measure. The probes are the
-    ``reported`` ones, on ``jsd`` when the run has it, else on its first measure; the HJ flags use ``hj:<that
-    measure>``. Numbers are floats (the probes command keeps exact decimals)."""
+    """The section and its tables (``probe_grid``, ``probe_rows``, ``probe_summary``, ``probe_adversarial`` and
+    ``probe_adversarial_summary`` when some model has a contrastive style and its ``-adversarial`` variant,
+    ``probe_hj_agreement``), or None when no system is named ``MODEL:STYLE`` or there is no automatic measure.
+    The probes are the ``reported`` ones, on ``jsd`` when the run has it, else on its first measure; the HJ flags
+    use ``hj:<that measure>``. Numbers are floats (the probes command keeps exact decimals)."""
     autos = [label for label in measures if not label.startswith(HJ_PREFIX)]
     if not autos:
         return None
@@ -48,16 +62,21 @@ def probes_section(
     if not styled:
         return None
     models = list(dict.fromkeys(score.model for score in styled))
-    styles = [style for style in STYLES if any(score.style == style for score in styled)]
+    styles = [style for style in ALL_STYLES if any(score.style == style for score in styled)]
     grid = [{"model": s.model, "style": s.style, "egises": float(s.egises), "measure": measure} for s in styled]
     rows = probe_rows(styled)
-    summary = [{key: (float(value) if isinstance(value, Decimal) else value) for key, value in vars(item).items()}
-               for item in summarise(rows)]
+    summary = [_floats(item.as_dict()) for item in summarise(rows)]
     tables: dict[str, list[dict[str, Any]]] = {
         "probe_grid": grid, "probe_rows": [_row(row, measure) for row in rows], "probe_summary": summary,
     }
     section: dict[str, Any] = {"measure": measure, "models": models, "styles": styles, "grid": grid,
                                "rows": tables["probe_rows"], "summary": summary, "hj_measure": None}
+    worsening = worsening_rows(styled)
+    if worsening:
+        tables["probe_adversarial"] = [{**_floats(row.as_dict()), "measure": measure} for row in worsening]
+        tables["probe_adversarial_summary"] = [_floats(item.as_dict()) for item in summarise_worsening(worsening)]
+        section["adversarial"] = tables["probe_adversarial"]
+        section["adversarial_summary"] = tables["probe_adversarial_summary"]
     hj_label = f"{HJ_PREFIX}{measure}"
     if hj_label in scores:
         human = {(row.model, row.probe): row for row in probe_rows(_style_scores(scores[hj_label]))}

@@ -129,7 +129,7 @@ def build_report(
     }
     systems = list(next(iter(scores.values()), {}))
     if systems and data.corpus is not None:  # e-DINS beside PerSEval (conventions sec. 22, item 15)
-        report["edins"], edins_tables = edins_section(data.corpus, systems)
+        report["edins"], edins_tables = edins_section(data.corpus, systems, data.ratings if data.hj else None)
         tables.update(edins_tables)
     probes = probes_section(scores, data.labels)
     if probes is not None:  # systems named MODEL:STYLE: the iCOPERNICUS probes (conventions sec. 23, item 11)

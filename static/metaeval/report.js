@@ -530,7 +530,7 @@
     });
     draw("fig-probes-grid", models.length ? [{
       type: "heatmap", x: styles, y: models.map(function (m) { return wrap(m); }), z: gz, text: gt,
-      texttemplate: "%{text}", colorscale: "Blues", reversescale: true, xgap: 3, ygap: 3, hoverongaps: false,
+      texttemplate: "%{text}", colorscale: "Blues", xgap: 3, ygap: 3, hoverongaps: false,  // Blues: low = dark
       colorbar: { title: { text: "EGISES" }, outlinewidth: 0, thickness: 14 },
       hovertemplate: "<b>%{y}</b> · %{x}<br>EGISES %{text}<extra></extra>"
     }] : [], {

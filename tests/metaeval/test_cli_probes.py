@@ -17,7 +17,7 @@ import pytest
 from metaeval.cli import main
 from metaeval.core.loaders import load_corpus
 from metaeval.core.pipeline import RunOptions, run_scores
-from metaeval.core.probes import ROW_COLUMNS, SIGNIFICANCE_COLUMNS, SUMMARY_COLUMNS
+from metaeval.core.probes import ADVERSARIAL_COLUMNS, ROW_COLUMNS, SIGNIFICANCE_COLUMNS, SUMMARY_COLUMNS
 from tests.metaeval.core.icopernicus_table3 import write_scores
 
 
@@ -60,11 +60,34 @@ def test_probes_json_defined_and_out_file(tmp_path):
                        "--out", str(out_file))
     assert code == 0 and out == ""
     document = json.loads(out_file.read_text())
-    assert set(document) == {"rows", "summary", "conventions"}
+    assert set(document) == {"rows", "summary", "adversarial", "adversarial_summary", "conventions"}
+    assert document["adversarial"] == [] and document["adversarial_summary"] == []
     assert document["conventions"]["probes"] == "defined" and "PX-6" not in document["conventions"]["pairs"]
     assert {item["probe"]: item["paradox_models"] for item in document["summary"]}["PX-5"] == 8
     assert all(isinstance(row["paradox"], bool) for row in document["rows"])
     assert document["rows"][0]["delta_pp"] == pytest.approx(4.1)
+
+
+def test_adversarial_rows_follow_the_summary(tmp_path):
+    path = tmp_path / "adv.csv"
+    path.write_text("model,style,egises\nm,0-shot,0.38\nm,c-0-shot,0.40\nm,c-0-shot-adversarial,0.42\n"
+                    "n,c-0-shot,0.5\n", encoding="utf-8")
+    code, out, err = run("probes", str(path))
+    assert code == 0 and err == ""
+    rows, summary, adversarial, adversarial_summary = out.split("\n\n")
+    assert [row["probe"] for row in csv.DictReader(io.StringIO(rows))] == ["PX-3"]
+    worse = list(csv.DictReader(io.StringIO(adversarial)))
+    assert list(worse[0]) == list(ADVERSARIAL_COLUMNS)
+    assert [(w["model"], w["adversarial"], w["worsening_pp"], w["worsening_pct"], w["worsened"], w["gap_pp"],
+             w["gap_adversarial_pp"]) for w in worse] == [
+        ("m", "c-0-shot-adversarial", "2.00", "5", "true", "2.00", "4.00")]
+    (total,) = csv.DictReader(io.StringIO(adversarial_summary))
+    assert (total["probe"], total["models"], total["worsened_models"], total["mean_worsening_pp"]) == \
+        ("PX-3", "1", "1", "2.00")
+    code, out, _ = run("probes", str(path), "--format", "json")
+    document = json.loads(out)
+    assert document["adversarial"][0]["worsening_pp"] == 2.0 and document["adversarial"][0]["worsened"] is True
+    assert document["adversarial_summary"][0]["mean_worsening_pct"] == 5.0
 
 
 @pytest.mark.parametrize(("text", "where"), [

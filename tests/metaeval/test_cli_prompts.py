@@ -20,6 +20,7 @@ from metaeval.core.icpl_prompts import (
     derangement,
     whitespace_tokenizer,
 )
+from metaeval.core.probes import split_system
 
 READERS = ["r1", "r2", "r3"]
 
@@ -75,6 +76,7 @@ def test_adversarial_prompts_replace_the_partners_history_and_headlines():
     assert all(swap[r] != r for r in READERS) and sorted(swap.values()) == READERS
     for prompt in (p for p in tampered if p.style == "c-2-shot-w-hist"):
         assert prompt.adversarial and prompt.prompt_id.endswith("|adversarial")
+        assert prompt.variant == f"{prompt.style}-adversarial" and split_system(f"m:{prompt.variant}")
         partner, original = prompt.partner_id, honest[prompt.prompt_id.removesuffix("|adversarial")]
         user2 = prompt.prompt.split("User 2 clicked")[1].split("\n\n")[0]
         assert f"clicked {swap[partner]} " in user2 and f"clicked {partner} " not in user2
@@ -125,8 +127,9 @@ def test_the_command_writes_prompts_and_a_sidecar(tmp_path):
     assert code == 0, err
     records = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert len(records) == 3 * 3 * 6 and f"wrote {len(records)} prompts" in err
-    assert set(records[0]) == {"prompt_id", "doc_id", "reader_id", "style", "partner_id", "adversarial",
+    assert set(records[0]) == {"prompt_id", "doc_id", "reader_id", "style", "variant", "partner_id", "adversarial",
                                "example_doc_ids", "tokens", "tokenizer", "prompt"}
+    assert all(record["variant"] == record["style"] for record in records)
     assert {r["tokenizer"] for r in records} == {"whitespace"}
     meta = json.loads((tmp_path / "prompts.jsonl.meta.json").read_text(encoding="utf-8"))
     assert meta["seed"] == 4 and meta["budgets"]["c-2-shot-w-hist"] == {"history": 850, "example": 450,

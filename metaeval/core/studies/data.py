@@ -22,7 +22,8 @@ class StudyData:
     scores, accuracy distances included. ``label`` is an automatic measure name (``measures``, in run order)
     or ``"hj:<aux>"`` for a human-judgment variant (``hj``). ``doc_ids`` lists the corpus documents in file
     order. ``result`` is the run that produced the data; its scores use ``options.params``. ``corpus`` is the
-    scored corpus (the report reads which rated pairs compare identical texts from it).
+    scored corpus (the report reads which rated pairs compare identical texts from it); ``ratings`` the ratings
+    behind the ``hj`` labels (the report's e-DINS-HJ reads them).
     """
 
     options: RunOptions
@@ -32,6 +33,7 @@ class StudyData:
     docs: dict[str, dict[str, list[DocPairs]]]
     result: RunResult | None = None
     corpus: Corpus | None = field(default=None, repr=False, compare=False)
+    ratings: RatingTable | None = field(default=None, repr=False, compare=False)
     _rows: dict[tuple[str, str, bool, int], tuple[list[Row], dict[tuple[str, str], float]]] = field(
         default_factory=dict, repr=False, compare=False
     )
@@ -96,6 +98,7 @@ def prepare_study(
         docs=docs,
         result=result,
         corpus=corpus,
+        ratings=ratings,
     )
 
 

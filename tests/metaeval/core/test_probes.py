@@ -12,6 +12,7 @@ import pytest
 
 from metaeval.core.fileio import ImportFileError
 from metaeval.core.probes import (
+    ADVERSARIAL_STYLES,
     PROBES,
     STYLES,
     StyleScore,
@@ -23,6 +24,8 @@ from metaeval.core.probes import (
     sign_flip_test,
     split_system,
     summarise,
+    summarise_worsening,
+    worsening_rows,
 )
 from tests.metaeval.core.icopernicus_table3 import grid, write_scores
 
@@ -132,6 +135,46 @@ def test_split_system():
     assert split_system("Llama 2 7B:c-2-shot-w-hist") == ("Llama 2 7B", "c-2-shot-w-hist")
     assert split_system("org:model:0-shot") == ("org:model", "0-shot")
     assert split_system("m:1-shot") is None and split_system(":0-shot") is None and split_system("m") is None
+    assert split_system("m:c-0-shot-adversarial") == ("m", "c-0-shot-adversarial")
+    assert split_system("m:0-shot-adversarial") is None  # only the contrastive styles have adversarial prompts
+    assert ADVERSARIAL_STYLES == ("c-0-shot-adversarial", "c-2-shot-wo-hist-adversarial",
+                                  "c-2-shot-w-hist-adversarial")
+
+
+# ---------------------------------------------------------------------------------------- adversarial probes
+def test_adversarial_worsening_by_hand():
+    # m1: c-0-shot 0.40 -> adversarial 0.42 (worse by 2 pp = 5 % of 0.40); its PX-3 A (0-shot) is 0.38, so the
+    #     paradox gap grows from 2 to 4 pp. c-2-shot-w-hist 0.50 -> 0.49: better under the wrong partner (-1 pp,
+    #     -2 %), not worsened; PX-5's A (c-0-shot) 0.40: gap 10 -> 9 pp.
+    # m2: c-2-shot-wo-hist 0.3 -> "0.300": a tie, not worsened; no 2-shot-wo-hist, so no gap.
+    #     c-0-shot-adversarial without c-0-shot: no row. m3: c-0-shot 0 -> 0.1: no relative change.
+    rows = worsening_rows(scores(
+        ("m1", "0-shot", "0.38"), ("m1", "c-0-shot", "0.40"), ("m1", "c-0-shot-adversarial", "0.42"),
+        ("m1", "c-2-shot-w-hist", "0.50"), ("m1", "c-2-shot-w-hist-adversarial", "0.49"),
+        ("m2", "c-2-shot-wo-hist", "0.3"), ("m2", "c-2-shot-wo-hist-adversarial", "0.300"),
+        ("m2", "c-0-shot-adversarial", "0.9"),
+        ("m3", "c-0-shot", "0"), ("m3", "c-0-shot-adversarial", "0.1"),
+    ))
+    got = [(r.model, r.probe, r.adversarial, r.worsening_pp, r.worsening_pct, r.worsened, r.a, r.gap_pp,
+            r.gap_adversarial_pp) for r in rows]
+    assert got == [
+        ("m1", "PX-3", "c-0-shot-adversarial", Decimal(2), Decimal(5), True, "0-shot", Decimal(2), Decimal(4)),
+        ("m1", "PX-5", "c-2-shot-w-hist-adversarial", Decimal(-1), Decimal(-2), False, "c-0-shot", Decimal(10),
+         Decimal(9)),
+        ("m2", "PX-4", "c-2-shot-wo-hist-adversarial", Decimal(0), Decimal(0), False, "2-shot-wo-hist", None, None),
+        ("m3", "PX-3", "c-0-shot-adversarial", Decimal(10), None, True, "0-shot", None, None),
+    ]
+    assert str(rows[0].worsening_pp) == "2.00"  # exact decimals
+    summary = {item.probe: item for item in summarise_worsening(rows)}
+    assert list(summary) == ["PX-3", "PX-4", "PX-5"]
+    px3 = summary["PX-3"]
+    assert (px3.models, px3.worsened_models, px3.mean_worsening_pp) == (2, 2, Decimal(6))
+    assert px3.mean_worsening_pct == Decimal(5)  # m3's relative change is undefined and left out
+    assert summary["PX-5"].worsened_models == 0 and summary["PX-5"].mean_worsening_pp == Decimal(-1)
+    defined = worsening_rows(scores(("m", "2-shot-w-hist", "0.2"), ("m", "c-2-shot-w-hist", "0.5"),
+                                    ("m", "c-2-shot-w-hist-adversarial", "0.6")), "defined")
+    assert [(r.a, r.gap_pp, r.gap_adversarial_pp) for r in defined] == [("2-shot-w-hist", Decimal(30), Decimal(40))]
+    assert probe_rows(scores(("m", "c-0-shot", "0.1"), ("m", "c-0-shot-adversarial", "0.2"))) == []
 
 
 # ----------------------------------------------------------------------------------------------- score files

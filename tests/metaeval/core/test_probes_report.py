@@ -45,3 +45,22 @@ def test_no_styled_system_or_no_jsd():
     found = probes_section({"rouge_l": SCORES["rouge_l"]}, ["rouge_l"])  # type: ignore[arg-type]
     assert found is not None and found[0]["measure"] == "rouge_l" and found[0]["hj_measure"] is None
     assert probes_section(SCORES, ["hj:jsd"]) is None  # type: ignore[arg-type]
+
+
+def test_adversarial_worsening_in_the_section():
+    scores = {"jsd": {"m1:0-shot": s(0.38), "m1:c-0-shot": s(0.40), "m1:c-0-shot-adversarial": s(0.43),
+                      "m2:c-0-shot": s(0.5)}}
+    found = probes_section(scores, ["jsd"])  # type: ignore[arg-type]
+    assert found is not None
+    section, tables = found
+    assert section["styles"] == ["0-shot", "c-0-shot", "c-0-shot-adversarial"]
+    assert [r["probe"] for r in section["rows"]] == ["PX-3"]  # the adversarial style is in no probe
+    (row,) = section["adversarial"]
+    assert (row["model"], row["probe"], row["style"], row["worsened"], row["a"]) == (
+        "m1", "PX-3", "c-0-shot", True, "0-shot")
+    assert row["worsening_pp"] == pytest.approx(3.0, abs=1e-12) and row["worsening_pct"] == pytest.approx(7.5)
+    assert row["gap_pp"] == pytest.approx(2.0, abs=1e-12) and row["gap_adversarial_pp"] == pytest.approx(5.0)
+    assert tables["probe_adversarial"] == section["adversarial"]
+    (total,) = tables["probe_adversarial_summary"]
+    assert (total["probe"], total["models"], total["worsened_models"]) == ("PX-3", 1, 1)
+    assert "probe_hj_agreement" not in tables
