@@ -104,16 +104,25 @@ class SurrogateResult:
         out = Path(out)
         report_path = Path(report) if report else out.with_name(out.name + ".report.json")
         ratings_path = Path(ratings) if ratings else out.with_name(out.name + ".ratings.csv")
-        for path in (out, report_path, ratings_path):
-            path.parent.mkdir(parents=True, exist_ok=True)
+        out.parent.mkdir(parents=True, exist_ok=True)
         with open(out, "w", encoding="utf-8") as handle:
             handle.writelines(json.dumps(record, ensure_ascii=False) + "\n" for record in self.records)
-        with open(report_path, "w", encoding="utf-8") as handle:
+        self.write_report(report_path)
+        self.write_ratings(ratings_path)
+        return out, report_path, ratings_path
+
+    def write_report(self, path: str | Path) -> None:
+        """The report as indented JSON."""
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "w", encoding="utf-8") as handle:
             json.dump(self.report, handle, indent=2, ensure_ascii=False)
             handle.write("\n")
-        with open(ratings_path, "w", encoding="utf-8", newline="") as handle:
+
+    def write_ratings(self, path: str | Path) -> None:
+        """The ratings of the OpenAI HJ variant: ``doc_id,reader,system,rating,gold_mean``."""
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "w", encoding="utf-8", newline="") as handle:
             write_csv(self.ratings, FEEDBACK_RATING_COLUMNS, handle)
-        return out, report_path, ratings_path
 
     def summary(self) -> str:
         """A few lines for a person: what was kept and dropped."""
