@@ -2,7 +2,7 @@
 
     python -m metaeval score DATASET [--measures rouge_l,jsd] [--beta 1.7] [--ratings R.csv --aux rouge_l]
                                      [--compat authors] [--missing error|drop] [--format csv|json] [--out FILE]
-                                     [--pivot-styles]
+                                     [--pivot-styles] [--feedback-ratings R.csv [--feedback-scale raw]]
     python -m metaeval correlate SCORES.csv [--column perseval] [--out FILE]
     python -m metaeval report DATASET --ratings R.csv [--out-dir DIR]
                               [--full [--seed N] [--n-boot N] [--resample both|systems|documents]
@@ -34,6 +34,7 @@ from metaeval.cli_judge import add_judge_command
 from metaeval.cli_pairwise import add_pairwise_command
 from metaeval.cli_probes import PIVOT_COLUMNS, add_probes_command, pivot_rows
 from metaeval.cli_prompts import add_prompts_command
+from metaeval.cli_surrogates import add_surrogates_command
 from metaeval.cli_zopf import add_zopf_command
 from metaeval.core.cache import open_cache
 from metaeval.core.corpus import DataError
@@ -46,7 +47,7 @@ from metaeval.core.perseval import ICOPERNICUS_DECIMALS, PARAMETERS, Params
 from metaeval.core.pipeline import (
     COLUMNS,
     DEFAULT_AUX,
-    HJ_PREFIX,
+    HUMAN_PREFIXES,
     Progress,
     ProgressEvent,
     RunOptions,
@@ -85,7 +86,8 @@ def options_from_args(args: argparse.Namespace, *, beta_default: float, has_rati
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if aux and not has_ratings:
-        raise UsageError("--aux needs ratings (--ratings FILE on the command line, --study in manage.py)")
+        raise UsageError("--aux needs ratings (--ratings or --feedback-ratings FILE on the command line, --study in "
+                         "manage.py)")
     given = {option.name: getattr(args, option.name, None) for option in PARAMETERS}
     if args.compat == "icopernicus" and given.get("egises_decimals") is None:
         given["egises_decimals"] = ICOPERNICUS_DECIMALS
@@ -153,9 +155,10 @@ def progress_for(args: argparse.Namespace, options: RunOptions, *, report: bool)
     """The run's progress on stderr, counted as the run page counts it: a bar redrawn in place when stderr is a
     terminal (with ``-v`` each step's line above it; not with ``--no-progress``), otherwise nothing, or with ``-v``
     one line per step. Use it as a ``with`` block around the run."""
-    if args.ratings and not options.aux:
+    feedback = getattr(args, "feedback_ratings", None)
+    if (args.ratings or feedback) and not options.aux:
         options.aux = list(DEFAULT_AUX)
-    total = planned_steps(options, hj=bool(args.ratings), report=report)
+    total = planned_steps(options, hj=bool(args.ratings), report=report) + (len(options.aux) if feedback else 0)
     if is_terminal(sys.stderr) and not getattr(args, "no_progress", False):
         return TerminalProgress(total, sys.stderr, lines=bool(args.verbose))
     return ProgressTracker(total, forward=_lines if args.verbose else None)
@@ -168,14 +171,20 @@ def _execute(args: argparse.Namespace, options: RunOptions, runner: Callable[...
 
     corpus = load_corpus(args.dataset)
     ratings = load_ratings(args.ratings) if args.ratings else None
-    if ratings is not None and not options.aux:
+    extra: dict[str, Any] = {}
+    if getattr(args, "feedback_ratings", None):  # score only: the OpenAI HJ variant (conventions sec. 25)
+        from metaeval.core.feedback_hj import load_feedback_ratings
+
+        extra["feedback"] = load_feedback_ratings(args.feedback_ratings, scale_max=args.feedback_scale_max)
+        extra["feedback_scale"] = args.feedback_scale
+    if (ratings is not None or extra) and not options.aux:
         options.aux = list(DEFAULT_AUX)
     if isinstance(progress, ProgressTracker):
         progress.data_loaded()
     if args.no_cache:
-        return runner(corpus, options, ratings=ratings, progress=progress)
+        return runner(corpus, options, ratings=ratings, progress=progress, **extra)
     with open_cache(args.cache_dir) as cache:
-        return runner(corpus, options, ratings=ratings, cache=cache, progress=progress)
+        return runner(corpus, options, ratings=ratings, cache=cache, progress=progress, **extra)
 
 
 def _run(args: argparse.Namespace, options: RunOptions, progress: Progress) -> RunResult:
@@ -190,7 +199,7 @@ def _study(args: argparse.Namespace, options: RunOptions, progress: Progress) ->
 
 
 def cmd_score(args: argparse.Namespace) -> int:
-    options = options_from_args(args, beta_default=1.0, has_ratings=bool(args.ratings))
+    options = options_from_args(args, beta_default=1.0, has_ratings=bool(args.ratings or args.feedback_ratings))
     if args.pivot_styles and len(options.measures) != 1:
         raise UsageError("--pivot-styles takes one measure (e.g. --measures jsd)")
     with progress_for(args, options, report=False) as progress:
@@ -228,20 +237,23 @@ def read_scores(path: str) -> list[dict[str, str]]:
 
 
 def grid_from_rows(rows: Sequence[Mapping[str, object]], column: str, hj_column: str) -> list[dict[str, object]]:
-    """Table 2: every automatic measure against every ``hj:`` measure, over the systems both scored."""
+    """Table 2: every automatic measure against every human measure (``hj:`` and the OpenAI variant's
+    ``hj-openai:``), over the systems both scored."""
     from metaeval.core.correlation import correlation_grid
 
     auto: dict[str, dict[str, float]] = {}
     human: dict[str, dict[str, float]] = {}
     for row in rows:
         measure = str(row["measure"])
-        target = human if measure.startswith(HJ_PREFIX) else auto
-        key = hj_column if measure.startswith(HJ_PREFIX) else column
+        is_human = measure.startswith(HUMAN_PREFIXES)
+        target = human if is_human else auto
+        key = hj_column if is_human else column
         value = row.get(key)
         number = math.nan if value in (None, "") else float(value)  # type: ignore[arg-type]  # CSV text or a number
         target.setdefault(measure, {})[str(row["system"])] = number
     if not auto or not human:
-        raise UsageError("correlation needs automatic rows and hj:<aux> rows (score with --ratings and --aux)")
+        raise UsageError("correlation needs automatic rows and hj:<aux> or hj-openai:<aux> rows (score with "
+                         "--ratings or --feedback-ratings, and --aux)")
     return [cell.as_dict(flat=True) for cell in correlation_grid(auto, human)]
 
 
@@ -542,9 +554,18 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--pivot-styles", action="store_true",
                        help="one row per system named MODEL:STYLE: model,style,egises,measure,... (the input of "
                        "`probes`; one measure, no hj rows)")
+    feedback = score.add_argument_group("OpenAI PerSEval-HJ variant (surrogate datasets; conventions sec. 25)")
+    feedback.add_argument("--feedback-ratings", metavar="RATINGS.csv",
+                          help="the ratings file of `surrogates` (doc_id,reader,system,rating,gold_mean): adds "
+                          "hj-openai:<aux> rows for every --aux measure")
+    feedback.add_argument("--feedback-scale", choices=["normalised", "raw"], default="normalised",
+                          help="rating differences divided by r_max - 1 (default) or raw")
+    feedback.add_argument("--feedback-scale-max", type=at_least(2), default=7, metavar="R_MAX",
+                          help="the rating scale's top (1..R_MAX; default 7, as --scale-max of `surrogates`)")
     score.set_defaults(handler=cmd_score)
     correlate = commands.add_parser("correlate", help="HJ correlation grid from a scores CSV")
-    correlate.add_argument("scores", help="CSV written by `score` with automatic and hj:<aux> rows")
+    correlate.add_argument("scores", help="CSV written by `score` with automatic and hj:<aux> (or hj-openai:<aux>) "
+                           "rows")
     correlate.add_argument("--column", default="perseval", help="score column of the automatic rows")
     correlate.add_argument("--hj-column", help="score column of the hj rows (default: --column)")
     correlate.add_argument("--out", help="output file (default stdout)")
@@ -573,6 +594,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_edins_command(commands)
     add_prompts_command(commands)
     add_probes_command(commands)
+    add_surrogates_command(commands)
     return parser
 
 

@@ -16,6 +16,7 @@ from typing import Any, Literal
 from metaeval.core.cache import DistanceCache, pair_digests
 from metaeval.core.corpus import Corpus, Missing, RatingTable
 from metaeval.core.distances import ComputeStats, Plan, compute, gc_frozen, plan_corpus, score_systems, unique
+from metaeval.core.feedback_hj import FeedbackScale, FeedbackTable, feedback_doc_pairs, plan_feedback
 from metaeval.core.human import HumanCounts, human_doc_pairs, plan_human
 from metaeval.core.measures.base import Measure, MeasureUnavailable
 from metaeval.core.measures.registry import NEURAL, get_measure
@@ -27,6 +28,10 @@ COLUMNS = (
 )
 """Score table columns; the first six are fixed by the CLI contract."""
 HJ_PREFIX = "hj:"
+#: label prefix of the OpenAI PerSEval-HJ variant (rating differences on a surrogate dataset; conventions sec. 25)
+FEEDBACK_HJ_PREFIX = "hj-openai:"
+#: every human-judgment label prefix (``correlate`` pairs each automatic measure with each)
+HUMAN_PREFIXES = (HJ_PREFIX, FEEDBACK_HJ_PREFIX)
 #: the auxiliary measure of the HJ variants when ratings are given and no auxiliary measure is named
 DEFAULT_AUX = ("rouge_l",)
 PACKAGES = ("numpy", "scipy", "rapidfuzz", "nltk", "rouge-score", "torch", "transformers", "tokenizers")
@@ -208,6 +213,8 @@ def run_scores(
     progress: Progress | None = None,
     collect: Callable[[str, str, list[DocPairs]], None] | None = None,
     distribute: Distribute | None = None,
+    feedback: FeedbackTable | None = None,
+    feedback_scale: FeedbackScale = "normalised",
 ) -> RunResult:
     """Score every system with every measure, then the HJ variants for every auxiliary measure.
 
@@ -218,6 +225,9 @@ def run_scores(
     ``collect(label, system, docs)``, when given, receives the :class:`DocPairs` each system is scored from
     (``label`` is the measure name, or ``hj:<aux>``), so that studies can rescore without recomputing any
     distance (:func:`metaeval.core.studies.prepare_study`). It changes nothing in the result.
+
+    ``feedback`` (the ratings of a surrogate dataset) adds the OpenAI PerSEval-HJ variant for every auxiliary
+    measure, labelled ``hj-openai:<aux>`` (:mod:`metaeval.core.feedback_hj`; ``feedback_scale`` as there).
     """
     say = progress or (lambda message: None)
     started = time.perf_counter()
@@ -307,6 +317,29 @@ def run_scores(
                 )
             say(ProgressEvent(
                 "finished", label, f"hj with {measure.label}: {stat.computed} computed, {stat.cached} cached",
+                {"computed": stat.computed, "cached": stat.cached, "seconds": stat.seconds},
+            ))
+    if feedback is not None and options.aux:
+        openai = plan_feedback(corpus, feedback, systems=options.systems, transform=transform)
+        feedback_pairs = unique(openai.text_pairs())
+        for name in options.aux:
+            measure = ready(name, feedback_pairs)
+            if measure is None:
+                continue
+            label = FEEDBACK_HJ_PREFIX + name
+            say(ProgressEvent("started", label, f"hj-openai with {measure.label}"))
+            aux, stat = compute(measure, feedback_pairs, cache=cache, workers=options.workers)
+            stats.append(stat)
+            hj_counts[label] = {}
+            for system in openai.systems:
+                docs, counts = feedback_doc_pairs(openai, system, aux, scale_max=feedback.scale_max,
+                                                  scale=feedback_scale)
+                hj_counts[label][system] = counts
+                if collect is not None:
+                    collect(label, system, docs)
+                rows.append(ScoreRow(system, label, score_system(docs, options.params), counts.rated_pairs, 0))
+            say(ProgressEvent(
+                "finished", label, f"hj-openai with {measure.label}: {stat.computed} computed, {stat.cached} cached",
                 {"computed": stat.computed, "cached": stat.cached, "seconds": stat.seconds},
             ))
     timings["total"] = time.perf_counter() - started

@@ -5,8 +5,11 @@ Each call parses and checks everything first, then stores in one transaction (``
 """
 from __future__ import annotations
 
+import json
+import tempfile
 from pathlib import Path
 
+from metaeval.core.surrogates import SurrogateResult
 from survey.importers import store
 from survey.importers.consolidated import Missing, parse_consolidated
 from survey.importers.pens import parse_pens
@@ -26,3 +29,17 @@ def pens_import(news: Path, test: Path, *, dataset: str = PENS_DEFAULT_DATASET) 
     name = store.dataset_name_check(dataset)
     records = parse_pens(news, test)
     return store.dataset_import(name=name, records=records, source=f"PENS: {news.name} + {test.name}")
+
+
+def surrogates_import(result: SurrogateResult, *, dataset: str, source: str) -> store.ImportResult:
+    """Import a surrogate dataset built from feedback ratings (docs/conventions.md sec. 25) into ``dataset``.
+
+    The records go through the consolidated file's parser and checks (:func:`parse_consolidated` with
+    ``missing="drop"``: an annotator need not have rated every policy of an article), then one transaction."""
+    name = store.dataset_name_check(dataset)
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / f"{name}.jsonl"
+        path.write_text("".join(json.dumps(record, ensure_ascii=False) + "\n" for record in result.records),
+                        encoding="utf-8")
+        records = parse_consolidated(path, missing="drop", file=f"{source} (surrogates)")
+    return store.dataset_import(name=name, records=records, source=f"OpenAI feedback surrogates: {source}")
