@@ -27,8 +27,8 @@ from metaeval.core.fileio import Problems, from_spreadsheet_safe, read_text
 from metaeval.core.human import HumanCounts
 from metaeval.core.perseval import DocPairs
 
-__all__ = ["DEFAULT_SCALE_MAX", "FEEDBACK_RATING_COLUMNS", "FEEDBACK_RATING_FILE_COLUMNS", "FeedbackPlan", "FeedbackRating", "FeedbackTable", "feedback_doc_pairs",
-           "load_feedback_ratings", "plan_feedback"]
+__all__ = ["DEFAULT_SCALE_MAX", "FEEDBACK_RATING_COLUMNS", "FEEDBACK_RATING_FILE_COLUMNS", "FeedbackPlan",
+           "FeedbackRating", "FeedbackTable", "feedback_doc_pairs", "load_feedback_ratings", "plan_feedback"]
 
 #: the columns a ratings file must have
 FEEDBACK_RATING_COLUMNS = ("doc_id", "reader", "system", "rating", "gold_mean")
