@@ -560,8 +560,9 @@ def build_parser() -> argparse.ArgumentParser:
                           "hj-openai:<aux> rows for every --aux measure")
     feedback.add_argument("--feedback-scale", choices=["normalised", "raw"], default="normalised",
                           help="rating differences divided by r_max - 1 (default) or raw")
-    feedback.add_argument("--feedback-scale-max", type=at_least(2), default=7, metavar="R_MAX",
-                          help="the rating scale's top (1..R_MAX; default 7, as --scale-max of `surrogates`)")
+    feedback.add_argument("--feedback-scale-max", type=at_least(2), metavar="R_MAX",
+                          help="the rating scale's top (1..R_MAX): read from the file's scale_max column, which "
+                          "`surrogates` writes; needed only for a file without it (default 7 then)")
     score.set_defaults(handler=cmd_score)
     correlate = commands.add_parser("correlate", help="HJ correlation grid from a scores CSV")
     correlate.add_argument("scores", help="CSV written by `score` with automatic and hj:<aux> (or hj-openai:<aux>) "

@@ -27,11 +27,15 @@ from metaeval.core.fileio import Problems, from_spreadsheet_safe, read_text
 from metaeval.core.human import HumanCounts
 from metaeval.core.perseval import DocPairs
 
-__all__ = ["FEEDBACK_RATING_COLUMNS", "FeedbackPlan", "FeedbackRating", "FeedbackTable", "feedback_doc_pairs",
-           "load_feedback_ratings", "plan_feedback"]
+__all__ = ["DEFAULT_SCALE_MAX", "FEEDBACK_RATING_COLUMNS", "FEEDBACK_RATING_FILE_COLUMNS", "FeedbackPlan",
+           "FeedbackRating", "FeedbackTable", "feedback_doc_pairs", "load_feedback_ratings", "plan_feedback"]
 
-#: the columns of the ratings file ``python -m metaeval surrogates`` writes
+#: the columns a ratings file must have
 FEEDBACK_RATING_COLUMNS = ("doc_id", "reader", "system", "rating", "gold_mean")
+#: the columns of the ratings file ``python -m metaeval surrogates`` writes: the required ones and the scale's top
+FEEDBACK_RATING_FILE_COLUMNS = (*FEEDBACK_RATING_COLUMNS, "scale_max")
+#: r_max when neither the file's ``scale_max`` column nor the caller gives it
+DEFAULT_SCALE_MAX = 7
 FeedbackScale = Literal["normalised", "raw"]
 
 
@@ -60,11 +64,14 @@ class FeedbackTable:
         return sorted({row.system for row in self.rows})
 
 
-def load_feedback_ratings(path: str | Path, *, scale_max: float = 7, file: str | None = None) -> FeedbackTable:
-    """Read ``doc_id,reader,system,rating,gold_mean`` (columns found by name; others ignored). Ratings and gold
-    means are numbers in 1..``scale_max`` (a mean need not be a scale point); a (doc_id, reader, system) given
-    twice, or one reader with two gold means for a document, is an error. Raises ``ImportFileError`` listing
-    every problem as ``file:line: field``."""
+def load_feedback_ratings(path: str | Path, *, scale_max: float | None = None, file: str | None = None
+                          ) -> FeedbackTable:
+    """Read ``doc_id,reader,system,rating,gold_mean`` (columns found by name; others ignored). The scale's top
+    r_max is the file's ``scale_max`` column when it has one (``surrogates`` writes it; the same on every line,
+    and equal to ``scale_max`` when that is given too), else ``scale_max``, else :data:`DEFAULT_SCALE_MAX`.
+    Ratings and gold means are numbers in 1..r_max (a mean need not be a scale point); a (doc_id, reader, system)
+    given twice, or one reader with two gold means for a document, is an error. Raises ``ImportFileError``
+    listing every problem as ``file:line: field``."""
     path = Path(path)
     file = file or path.name
     problems = Problems()
@@ -91,7 +98,11 @@ def load_feedback_ratings(path: str | Path, *, scale_max: float = 7, file: str |
                 problems.add(file, line, f"expected {len(header)} fields as in the header, found {len(fields)}")
                 continue
             row = dict(zip(header, map(from_spreadsheet_safe, fields), strict=True))
-            parsed = _row(row, line, file, scale_max, problems)
+            if "scale_max" in row:
+                scale_max = _file_scale(row["scale_max"], line, file, scale_max, problems)
+                if scale_max is None:
+                    problems.raise_if_any()
+            parsed = _row(row, line, file, scale_max or DEFAULT_SCALE_MAX, problems)
             if parsed is None:
                 continue
             key = (parsed.doc_id, parsed.reader, parsed.system)
@@ -113,7 +124,23 @@ def load_feedback_ratings(path: str | Path, *, scale_max: float = 7, file: str |
     elif not rows and not problems:
         problems.add(file, 1, "no ratings found after the header")
     problems.raise_if_any()
-    return FeedbackTable(tuple(rows), file, scale_max)
+    return FeedbackTable(tuple(rows), file, scale_max or DEFAULT_SCALE_MAX)
+
+
+def _file_scale(text: str, line: int, file: str, expected: float | None, problems: Problems) -> float | None:
+    """A line's ``scale_max``: a whole number >= 2, equal to ``expected`` (the caller's or an earlier line's)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (value >= 2 and value == int(value)):
+        problems.add(file, line, f'field "scale_max": {text!r} is not a whole number >= 2')
+        return None
+    if expected is not None and value != expected:
+        problems.add(file, line, f'field "scale_max": {value:g} differs from {expected:g} (the scale given with '
+                     "--feedback-scale-max or on an earlier line)")
+        return None
+    return value
 
 
 def _row(row: dict[str, str], line: int, file: str, scale_max: float, problems: Problems) -> FeedbackRating | None:

@@ -292,20 +292,24 @@ def run_scores(
     if cache is not None:
         cache.flush()  # every distance of the distance path stored before the HJ path looks any up
     hj_counts: dict[str, dict[str, HumanCounts]] = {}
-    if ratings is not None and options.aux:
-        human = plan_human(corpus, ratings, compat=options.compat, systems=options.systems, transform=transform)
-        aux_pairs = unique(human.text_pairs())
+
+    def score_human(prefix: str, systems: Sequence[str], text_pairs: list[tuple[str, str]],
+                    doc_pairs: Callable[[str, dict[tuple[str, str], float]], tuple[list[DocPairs], HumanCounts]],
+                    ) -> None:
+        """One human variant (``prefix`` + each aux measure): X's distances on ``text_pairs``, then each system's
+        DocPairs from ``doc_pairs(system, aux)`` scored as the distance path scores them."""
+        what = prefix.rstrip(":")
         for name in options.aux:
-            measure = ready(name, aux_pairs)
+            measure = ready(name, text_pairs)
             if measure is None:
                 continue
-            label = HJ_PREFIX + name
-            say(ProgressEvent("started", label, f"hj with {measure.label}"))
-            aux, stat = compute(measure, aux_pairs, cache=cache, workers=options.workers)
+            label = prefix + name
+            say(ProgressEvent("started", label, f"{what} with {measure.label}"))
+            aux, stat = compute(measure, text_pairs, cache=cache, workers=options.workers)
             stats.append(stat)
             hj_counts[label] = {}
-            for system in human.systems:
-                docs, counts = human_doc_pairs(human, system, aux)
+            for system in systems:
+                docs, counts = doc_pairs(system, aux)
                 hj_counts[label][system] = counts
                 if collect is not None:
                     collect(label, system, docs)
@@ -316,31 +320,19 @@ def run_scores(
                     )
                 )
             say(ProgressEvent(
-                "finished", label, f"hj with {measure.label}: {stat.computed} computed, {stat.cached} cached",
+                "finished", label, f"{what} with {measure.label}: {stat.computed} computed, {stat.cached} cached",
                 {"computed": stat.computed, "cached": stat.cached, "seconds": stat.seconds},
             ))
+
+    if ratings is not None and options.aux:
+        human = plan_human(corpus, ratings, compat=options.compat, systems=options.systems, transform=transform)
+        score_human(HJ_PREFIX, human.systems, unique(human.text_pairs()),
+                    lambda system, aux: human_doc_pairs(human, system, aux))
     if feedback is not None and options.aux:
         openai = plan_feedback(corpus, feedback, systems=options.systems, transform=transform)
-        feedback_pairs = unique(openai.text_pairs())
-        for name in options.aux:
-            measure = ready(name, feedback_pairs)
-            if measure is None:
-                continue
-            label = FEEDBACK_HJ_PREFIX + name
-            say(ProgressEvent("started", label, f"hj-openai with {measure.label}"))
-            aux, stat = compute(measure, feedback_pairs, cache=cache, workers=options.workers)
-            stats.append(stat)
-            hj_counts[label] = {}
-            for system in openai.systems:
-                docs, counts = feedback_doc_pairs(openai, system, aux, scale_max=feedback.scale_max,
-                                                  scale=feedback_scale)
-                hj_counts[label][system] = counts
-                if collect is not None:
-                    collect(label, system, docs)
-                rows.append(ScoreRow(system, label, score_system(docs, options.params), counts.rated_pairs, 0))
-            say(ProgressEvent(
-                "finished", label, f"hj-openai with {measure.label}: {stat.computed} computed, {stat.cached} cached",
-                {"computed": stat.computed, "cached": stat.cached, "seconds": stat.seconds},
-            ))
+        scale_max = feedback.scale_max
+        score_human(FEEDBACK_HJ_PREFIX, openai.systems, unique(openai.text_pairs()),
+                    lambda system, aux: feedback_doc_pairs(openai, system, aux, scale_max=scale_max,
+                                                           scale=feedback_scale))
     timings["total"] = time.perf_counter() - started
     return RunResult(rows, options, stats, timings, hj_counts, versions(), unavailable, models)

@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from metaeval.core.corpus import REFERENCE
 from metaeval.core.feedback import FeedbackRecord
-from metaeval.core.feedback_hj import FEEDBACK_RATING_COLUMNS
+from metaeval.core.feedback_hj import FEEDBACK_RATING_FILE_COLUMNS
 from metaeval.core.fileio import ImportFileError
 from metaeval.core.records import write_csv
 
@@ -119,10 +119,10 @@ class SurrogateResult:
             handle.write("\n")
 
     def write_ratings(self, path: str | Path) -> None:
-        """The ratings of the OpenAI HJ variant: ``doc_id,reader,system,rating,gold_mean``."""
+        """The ratings of the OpenAI HJ variant: ``doc_id,reader,system,rating,gold_mean,scale_max``."""
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         with open(path, "w", encoding="utf-8", newline="") as handle:
-            write_csv(self.ratings, FEEDBACK_RATING_COLUMNS, handle)
+            write_csv(self.ratings, FEEDBACK_RATING_FILE_COLUMNS, handle)
 
     def summary(self) -> str:
         """A few lines for a person: what was kept and dropped."""
@@ -232,7 +232,8 @@ def build_surrogates(records: Sequence[FeedbackRecord], options: SurrogateOption
             out_records.append(_record(head, workers, usable, options))
             rating_rows.extend(
                 {"doc_id": doc_id, "reader": entry["worker"], "system": policy,
-                 "rating": workers[entry["worker"]][policy].rating, "gold_mean": entry["gold_mean"]}
+                 "rating": workers[entry["worker"]][policy].rating, "gold_mean": entry["gold_mean"],
+                 "scale_max": options.scale_max}
                 for entry in usable for policy in entry["repetitions"]
             )
         else:

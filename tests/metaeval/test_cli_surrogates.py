@@ -42,7 +42,7 @@ def test_build_score_and_hj_openai_end_to_end(tmp_path: Path) -> None:
     report = json.loads((tmp_path / "built" / "dataset.jsonl.report.json").read_text(encoding="utf-8"))
     assert report["totals"]["articles_kept"] == 3 and report["axis"] == "overall"
     ratings = tmp_path / "built" / "dataset.jsonl.ratings.csv"
-    assert ratings.read_text(encoding="utf-8").splitlines()[0] == "doc_id,reader,system,rating,gold_mean"
+    assert ratings.read_text(encoding="utf-8").splitlines()[0] == "doc_id,reader,system,rating,gold_mean,scale_max"
 
     scores = tmp_path / "scores.csv"
     code, _, err = run("score", str(out), "--measures", "rouge_l", "--missing", "drop", "--no-cache",
@@ -89,4 +89,4 @@ def test_options_and_errors(tmp_path: Path) -> None:
     assert code == 2 and 'axis_evals_small.jsonl:1: field "summary.axes.fluency" is missing' in err
     code, _, err = run("score", str(out), "--feedback-ratings", str(tmp_path / "r.csv"), "--feedback-scale-max", "5",
                        "--missing", "drop", "--no-cache")
-    assert code == 2 and "is not a number in 1..5" in err
+    assert code == 2 and 'r.csv:2: field "scale_max": 7 differs from 5' in err  # the file says 7

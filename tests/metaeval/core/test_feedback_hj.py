@@ -169,3 +169,26 @@ def test_ratings_file_reads_and_refuses(tmp_path: Path) -> None:
     ]
     with pytest.raises(ImportFileError, match='r.csv:1: the header lacks "gold_mean"'):
         load_feedback_ratings(write(tmp_path, "doc_id,reader,system,rating\nD1,a,P,4\n"))
+
+
+def test_the_scale_comes_from_the_file(tmp_path: Path) -> None:
+    header = "doc_id,reader,system,rating,gold_mean,scale_max\n"
+    five = load_feedback_ratings(write(tmp_path, header + "D1,a,P,4,5,5\nD1,b,P,2,5,5\n"))
+    assert five.scale_max == 5
+    plan = plan_feedback(Corpus((Document("D1", "", "t", {r: {"user": "u", "P": "p"} for r in "ab"}),), ("P",)),
+                         five)
+    docs, _ = feedback_doc_pairs(plan, "P", {("u", " t"): 0.5, ("p", " t"): 0.5}, scale_max=five.scale_max)
+    assert docs[0].system_pairs[("a", "b")] == 0.5  # |4 - 2| / (5 - 1)
+    assert load_feedback_ratings(write(tmp_path, header + "D1,a,P,4,5,5\n"), scale_max=5).scale_max == 5
+    assert load_feedback_ratings(write(tmp_path, header.replace(",scale_max", "") + "D1,a,P,4,5\n"),
+                                 scale_max=5).scale_max == 5
+    assert load_feedback_ratings(write(tmp_path, header.replace(",scale_max", "") + "D1,a,P,4,5\n")).scale_max == 7
+    with pytest.raises(ImportFileError) as info:
+        load_feedback_ratings(write(tmp_path, header + "D1,a,P,4,5,5\n"), scale_max=7)
+    assert info.value.problems == [
+        'r.csv:2: field "scale_max": 5 differs from 7 (the scale given with --feedback-scale-max or on an earlier '
+        "line)"]
+    with pytest.raises(ImportFileError, match='r.csv:3: field "scale_max": 7 differs from 5'):
+        load_feedback_ratings(write(tmp_path, header + "D1,a,P,4,5,5\nD1,b,P,4,5,7\n"))
+    with pytest.raises(ImportFileError, match="r.csv:2: field \"scale_max\": '1.5' is not a whole number >= 2"):
+        load_feedback_ratings(write(tmp_path, header + "D1,a,P,4,5,1.5\n"))

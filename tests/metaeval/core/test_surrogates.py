@@ -112,8 +112,8 @@ def test_min_annotators() -> None:
 def test_ratings_rows() -> None:
     rows = build().ratings
     assert rows[:2] == [
-        {"doc_id": "a1", "reader": "w1", "system": R, "rating": 7.0, "gold_mean": 7.0},
-        {"doc_id": "a1", "reader": "w1", "system": S, "rating": 5.0, "gold_mean": 7.0},
+        {"doc_id": "a1", "reader": "w1", "system": R, "rating": 7.0, "gold_mean": 7.0, "scale_max": 7},
+        {"doc_id": "a1", "reader": "w1", "system": S, "rating": 5.0, "gold_mean": 7.0, "scale_max": 7},
     ]
     assert len(rows) == 17 and {row["doc_id"] for row in rows} == {"a1", "a2", "t3_x1"}
 
@@ -149,7 +149,8 @@ def test_duplicates_first_mean_error() -> None:
     mean = build(duplicates="mean")
     w1 = annotator(mean, "a2", "w1")  # B's mean 6 < 7 leaves the gold: k = 1; B repeated 1 + (7 - 6) = 2
     assert w1["k"] == 1 and w1["repetitions"] == {B: 2, A: 1}
-    assert {"doc_id": "a2", "reader": "w1", "system": B, "rating": 6.0, "gold_mean": 7.0} in mean.ratings
+    assert {"doc_id": "a2", "reader": "w1", "system": B, "rating": 6.0, "gold_mean": 7.0,
+            "scale_max": 7} in mean.ratings
     with pytest.raises(ImportFileError) as info:
         build(duplicates="error")
     assert info.value.problems == [

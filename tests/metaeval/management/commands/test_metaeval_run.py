@@ -12,6 +12,7 @@ from django.conf import settings
 from django.core.management import CommandError, call_command
 
 from metaeval import cli
+from metaeval.core.pipeline import HJ_PREFIX
 from metaeval.models import MetaevalRun
 from survey import services
 from survey.exporting import write_ratings
@@ -40,7 +41,7 @@ def run_cli(*args: str) -> str:
 
 def automatic(table: str) -> list[str]:
     """The CSV lines of the distance path (not hj:<aux>)."""
-    return [line for line in table.splitlines()[1:] if not line.split(",")[1].startswith(cli.HJ_PREFIX)]
+    return [line for line in table.splitlines()[1:] if not line.split(",")[1].startswith(HJ_PREFIX)]
 
 
 @pytest.fixture
