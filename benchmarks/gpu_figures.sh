@@ -2,7 +2,8 @@
 # The GPU figures of the README (neural measures on one card), in the order they matter; each part's output goes to
 # $OUT/<part>.txt as it runs. Usage: OUT=folder bash benchmarks/gpu_figures.sh [part ...]
 # parts: base-bf16 base-fp32 sweep tiny processes pens-0 pens-1 (default: the first five; pens-* are the two halves
-# of the PENS-size run, 3840 documents, each about five minutes on an H100).
+# of the PENS-size run, 3840 documents, each about ten minutes on an H100 with generating the corpus: 384 documents
+# took 102 s end to end on 2026-11-26, so a half is near a lent machine's 10-minute limit per command).
 set -uo pipefail
 OUT=${OUT:-gpu-figures}
 PY=${PY:-python3}
