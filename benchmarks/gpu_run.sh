@@ -7,6 +7,11 @@
 #   dry run:  OUT=/tmp/dry PY3=.venv/bin/python BUDGET=3000 \
 #             BENCH_EXTRA="--device cpu --config tiny --docs 2" bash benchmarks/gpu_run.sh
 #
+# The wheels (for a Python 3.12 image whose transformers is 5.x): transformers==4.57.6 tokenizers==0.22.2
+# huggingface_hub==0.36.2 bert-score==0.3.13, fetched where pip works with
+#   python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+#     --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d .whl <the four NAME==VERSION>
+# and this script copied beside them (.whl/ is git-ignored locally).
 # BENCH_EXTRA is appended to every neural_bench.py command line (argparse keeps the last value of a flag), so the
 # dry run executes the same commands on the CPU with a tiny shape. WHEELS=none skips the install.
 # Parts: base-bf16 (bf16 figures and CPU/GPU parity), base-fp32, the 131,072-token batches, tiny (bert-tiny shape
