@@ -4,7 +4,7 @@
                                      [--compat authors] [--missing error|drop] [--format csv|json] [--out FILE]
                                      [--pivot-styles] [--feedback-ratings R.csv [--feedback-scale raw]]
     python -m metaeval correlate SCORES.csv [--column perseval] [--out FILE]
-    python -m metaeval report DATASET --ratings R.csv [--out-dir DIR]
+    python -m metaeval report DATASET (--ratings R.csv | --feedback-ratings F.csv) [--out-dir DIR]
                               [--full [--seed N] [--n-boot N] [--resample both|systems|documents]
                                       [--n-permutations N] [--stability-samples N]]
 
@@ -172,7 +172,7 @@ def _execute(args: argparse.Namespace, options: RunOptions, runner: Callable[...
     corpus = load_corpus(args.dataset)
     ratings = load_ratings(args.ratings) if args.ratings else None
     extra: dict[str, Any] = {}
-    if getattr(args, "feedback_ratings", None):  # score only: the OpenAI HJ variant (conventions sec. 25)
+    if getattr(args, "feedback_ratings", None):  # the OpenAI HJ variant (conventions sec. 25)
         from metaeval.core.feedback_hj import load_feedback_ratings
 
         extra["feedback"] = load_feedback_ratings(args.feedback_ratings, scale_max=args.feedback_scale_max)
@@ -270,7 +270,8 @@ def cmd_correlate(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     """Scores for every lexical measure, HJ variants, the correlation grid and per-document detail, in one folder."""
-    options = options_from_args(args, beta_default=REPORT_BETA, has_ratings=bool(args.ratings))
+    options = options_from_args(args, beta_default=REPORT_BETA,
+                                has_ratings=bool(args.ratings or args.feedback_ratings))
     settings = full_settings(args)
     with progress_for(args, options, report=settings is not None) as progress:
         data = _study(args, options, progress) if settings is not None else None
@@ -535,6 +536,15 @@ def _add_run_arguments(parser: argparse.ArgumentParser, *, measures: str, beta_d
     parser.add_argument("dataset", help="consolidated JSON / JSON Lines dataset")
     parser.add_argument("--ratings", help="ratings CSV: doc_id,system,uid1,uid2,rating (system=user for reader pairs)")
     add_scoring_arguments(parser, measures=measures, beta_default=beta_default)
+    feedback = parser.add_argument_group("OpenAI PerSEval-HJ variant (surrogate datasets; conventions sec. 25)")
+    feedback.add_argument("--feedback-ratings", metavar="RATINGS.csv",
+                          help="the ratings file of `surrogates` (doc_id,reader,system,rating,gold_mean): adds "
+                          "hj-openai:<aux> rows for every --aux measure")
+    feedback.add_argument("--feedback-scale", choices=["normalised", "raw"], default="normalised",
+                          help="rating differences divided by r_max - 1 (default) or raw")
+    feedback.add_argument("--feedback-scale-max", type=at_least(2), metavar="R_MAX",
+                          help="the rating scale's top (1..R_MAX): read from the file's scale_max column, which "
+                          "`surrogates` writes; needed only for a file without it (default 7 then)")
     parser.add_argument("-v", "--verbose", action="store_true",
                         help="each step's line on stderr (above the progress bar on a terminal, alone when piped)")
     parser.add_argument("--no-progress", action="store_true",
@@ -554,15 +564,6 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--pivot-styles", action="store_true",
                        help="one row per system named MODEL:STYLE: model,style,egises,measure,... (the input of "
                        "`probes`; one measure, no hj rows)")
-    feedback = score.add_argument_group("OpenAI PerSEval-HJ variant (surrogate datasets; conventions sec. 25)")
-    feedback.add_argument("--feedback-ratings", metavar="RATINGS.csv",
-                          help="the ratings file of `surrogates` (doc_id,reader,system,rating,gold_mean): adds "
-                          "hj-openai:<aux> rows for every --aux measure")
-    feedback.add_argument("--feedback-scale", choices=["normalised", "raw"], default="normalised",
-                          help="rating differences divided by r_max - 1 (default) or raw")
-    feedback.add_argument("--feedback-scale-max", type=at_least(2), metavar="R_MAX",
-                          help="the rating scale's top (1..R_MAX): read from the file's scale_max column, which "
-                          "`surrogates` writes; needed only for a file without it (default 7 then)")
     score.set_defaults(handler=cmd_score)
     correlate = commands.add_parser("correlate", help="HJ correlation grid from a scores CSV")
     correlate.add_argument("scores", help="CSV written by `score` with automatic and hj:<aux> (or hj-openai:<aux>) "

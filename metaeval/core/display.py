@@ -135,12 +135,16 @@ MEASURE_NAMES = {
     "meteor": "METEOR", "bertscore": "BERTScore", "infolm": "InfoLM",
 }
 HJ_PREFIX = "hj:"  # as metaeval.core.pipeline.HJ_PREFIX (not imported: this module stays light)
+FEEDBACK_HJ_PREFIX = "hj-openai:"  # as metaeval.core.pipeline.FEEDBACK_HJ_PREFIX
 
 METHOD_NAMES = {"pearson": "Pearson r", "spearman": "Spearman ρ", "kendall": "Kendall τ"}
 
 
 def measure_name(name: str) -> str:
-    """``rouge_l`` -> ``ROUGE-L``; ``hj:rouge_l`` -> ``HJ (ROUGE-L)``; an unknown name unchanged."""
+    """``rouge_l`` -> ``ROUGE-L``; ``hj:rouge_l`` -> ``HJ (ROUGE-L)``; ``hj-openai:rouge_l`` -> ``HJ-OpenAI
+    (ROUGE-L)``; an unknown name unchanged."""
+    if name.startswith(FEEDBACK_HJ_PREFIX):
+        return f"HJ-OpenAI ({measure_name(name[len(FEEDBACK_HJ_PREFIX):])})"
     if name.startswith(HJ_PREFIX):
         return f"HJ ({measure_name(name[len(HJ_PREFIX):])})"
     return MEASURE_NAMES.get(name, name)
@@ -152,7 +156,7 @@ def method_name(method: str) -> str:
 
 
 def _is_measure(name: str) -> bool:
-    return name.removeprefix(HJ_PREFIX) in MEASURE_NAMES
+    return name.removeprefix(FEEDBACK_HJ_PREFIX).removeprefix(HJ_PREFIX) in MEASURE_NAMES
 
 
 #: table columns in words (the CSV keeps the names on the right-hand side of this table)

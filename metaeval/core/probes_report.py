@@ -8,7 +8,7 @@ from decimal import Decimal
 from typing import Any
 
 from metaeval.core.perseval import SystemScore
-from metaeval.core.pipeline import HJ_PREFIX
+from metaeval.core.pipeline import HJ_PREFIX, HUMAN_PREFIXES
 from metaeval.core.probes import (
     ALL_STYLES,
     ProbeRow,
@@ -54,7 +54,7 @@ def probes_section(
     ``probe_hj_agreement``), or None when no system is named ``MODEL:STYLE`` or there is no automatic measure.
     The probes are the ``reported`` ones, on ``jsd`` when the run has it, else on its first measure; the HJ flags
     use ``hj:<that measure>``. Numbers are floats (the probes command keeps exact decimals)."""
-    autos = [label for label in measures if not label.startswith(HJ_PREFIX)]
+    autos = [label for label in measures if not label.startswith(HUMAN_PREFIXES)]
     if not autos:
         return None
     measure = PROBE_MEASURE if PROBE_MEASURE in autos else autos[0]

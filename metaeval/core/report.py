@@ -29,7 +29,7 @@ from metaeval.core.corpus import Corpus
 from metaeval.core.edins_report import edins_section
 from metaeval.core.options import Option, check_all
 from metaeval.core.perseval import EXPONENT_BOUNDS, Params
-from metaeval.core.pipeline import HJ_PREFIX, Progress, ProgressEvent
+from metaeval.core.pipeline import HUMAN_PREFIXES, Progress, ProgressEvent
 from metaeval.core.probes_report import probes_section
 from metaeval.core.records import json_safe
 
@@ -100,8 +100,8 @@ def build_report(
         "permutation_alternative": permutation_alternative,
     })
     started = time.perf_counter()
-    auto = [label for label in data.labels if not label.startswith(HJ_PREFIX)]
-    human = [label for label in data.labels if label.startswith(HJ_PREFIX)]
+    auto = [label for label in data.labels if not label.startswith(HUMAN_PREFIXES)]
+    human = [label for label in data.labels if label.startswith(HUMAN_PREFIXES)]
     sections = _sections(auto=bool(auto), human=bool(human), raters=bool(rating_rows))
 
     def say(section: str) -> None:

@@ -90,3 +90,32 @@ def test_options_and_errors(tmp_path: Path) -> None:
     code, _, err = run("score", str(out), "--feedback-ratings", str(tmp_path / "r.csv"), "--feedback-scale-max", "5",
                        "--missing", "drop", "--no-cache")
     assert code == 2 and 'r.csv:2: field "scale_max": 7 differs from 5' in err  # the file says 7
+
+
+def test_a_full_report_of_the_openai_variant(tmp_path: Path) -> None:
+    """``report --full --feedback-ratings``: the hj-openai rows are the human side of the correlations, their
+    numbers equal ``score``'s, and the page-facing names say which variant it is."""
+    from metaeval.core.display import measure_name
+
+    out = tmp_path / "dataset.jsonl"
+    assert run("surrogates", str(FIXTURE), "--out", str(out))[0] == 0
+    ratings = tmp_path / "dataset.jsonl.ratings.csv"
+    folder = tmp_path / "report"
+    code, printed, err = run("report", str(out), "--measures", "rouge_l,jsd", "--missing", "drop", "--no-cache",
+                             "--feedback-ratings", str(ratings), "--aux", "rouge_l", "--full", "--seed", "1",
+                             "--n-boot", "20", "--n-permutations", "20", "--stability-samples", "2",
+                             "--out-dir", str(folder))
+    assert code == 0, err
+    report = json.loads((folder / "report.json").read_text(encoding="utf-8"))
+    assert report["parameters"]["measures"] == ["rouge_l", "jsd"]
+    assert report["parameters"]["hj_measures"] == ["hj-openai:rouge_l"]
+    assert {(c["auto_measure"], c["hj_measure"]) for c in report["correlations"]} == {
+        ("rouge_l", "hj-openai:rouge_l"), ("jsd", "hj-openai:rouge_l")}
+    code, _, err = run("score", str(out), "--measures", "rouge_l,jsd", "--missing", "drop", "--no-cache",
+                       "--feedback-ratings", str(ratings), "--aux", "rouge_l", "--beta", "1.7",
+                       "--out", str(tmp_path / "s.csv"))
+    assert code == 0, err
+    expected = {(r["system"], r["measure"]): float(r["perseval"]) for r in rows_of(tmp_path / "s.csv")}
+    got = {(r["system"], r["measure"]): float(r["perseval"]) for r in rows_of(folder / "scores.csv")}
+    assert got == expected and ("ref", "hj-openai:rouge_l") in got
+    assert measure_name("hj-openai:rouge_l") == "HJ-OpenAI (ROUGE-L)"

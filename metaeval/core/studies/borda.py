@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from metaeval.core.correlation import correlate
-from metaeval.core.pipeline import HJ_PREFIX
+from metaeval.core.pipeline import HUMAN_PREFIXES
 from metaeval.core.studies.data import Scores
 from metaeval.core.studies.rankings import average_ranks, is_finite, rank_correlation_fields, ranking
 
@@ -69,7 +69,7 @@ def borda_vs_hj(
     order), ``hj_ranking``, ``systems``, ``n``, ``spearman``, ``spearman_p``, ``kendall``, ``kendall_p``,
     ``note`` and, for consensus rows, ``borda_sums`` (in ``ranking`` order).
     """
-    automatic = [m for m in scores if not m.startswith(HJ_PREFIX)]
+    automatic = [m for m in scores if not m.startswith(HUMAN_PREFIXES)]
     pse_measures = automatic if perseval_measures is None else list(perseval_measures)
     acc_measures = automatic if accuracy_measures is None else list(accuracy_measures)
     human = {s: v.perseval for s, v in scores[hj_label].items() if is_finite(v.perseval)}

@@ -7,8 +7,17 @@ from dataclasses import dataclass, field
 
 from metaeval.core.cache import DistanceCache
 from metaeval.core.corpus import Corpus, RatingTable
+from metaeval.core.feedback_hj import FeedbackScale, FeedbackTable
 from metaeval.core.perseval import DocPairs, Params, Row, SystemScore, score_rows, system_rows
-from metaeval.core.pipeline import HJ_PREFIX, Distribute, Progress, RunOptions, RunResult, run_scores
+from metaeval.core.pipeline import (
+    FEEDBACK_HJ_PREFIX,
+    HJ_PREFIX,
+    Distribute,
+    Progress,
+    RunOptions,
+    RunResult,
+    run_scores,
+)
 
 Scores = Mapping[str, Mapping[str, SystemScore]]
 """measure label -> system -> :class:`SystemScore`, as :func:`score` returns it."""
@@ -20,7 +29,8 @@ class StudyData:
 
     ``docs[label][system]`` is the list of :class:`DocPairs` that :func:`~metaeval.core.perseval.score_system`
     scores, accuracy distances included. ``label`` is an automatic measure name (``measures``, in run order)
-    or ``"hj:<aux>"`` for a human-judgment variant (``hj``). ``doc_ids`` lists the corpus documents in file
+    or ``"hj:<aux>"`` / ``"hj-openai:<aux>"`` for a human-judgment variant (``hj``). ``doc_ids`` lists the
+    corpus documents in file
     order. ``result`` is the run that produced the data; its scores use ``options.params``. ``corpus`` is the
     scored corpus (the report reads which rated pairs compare identical texts from it); ``ratings`` the ratings
     behind the ``hj`` labels (the report's e-DINS-HJ reads them).
@@ -40,7 +50,7 @@ class StudyData:
 
     @property
     def labels(self) -> list[str]:
-        """The automatic measures, then the ``hj:`` labels."""
+        """The automatic measures, then the human labels (``hj:``, then ``hj-openai:``)."""
         return [*self.measures, *self.hj]
 
     def systems(self, label: str) -> list[str]:
@@ -69,6 +79,8 @@ def prepare_study(
     cache: DistanceCache | None = None,
     progress: Progress | None = None,
     distribute: Distribute | None = None,
+    feedback: FeedbackTable | None = None,
+    feedback_scale: FeedbackScale = "normalised",
 ) -> StudyData:
     """Compute the run's distances once and keep the :class:`DocPairs` behind every score.
 
@@ -83,11 +95,13 @@ def prepare_study(
         docs.setdefault(label, {})[system] = pairs
 
     result = run_scores(corpus, options, ratings=ratings, cache=cache, progress=progress, collect=collect,
-                        distribute=distribute)
+                        distribute=distribute, feedback=feedback, feedback_scale=feedback_scale)
     measures = [name for name in dict.fromkeys(options.measures) if name not in result.unavailable]
     hj: list[str] = []
     if ratings is not None:
         hj = [HJ_PREFIX + name for name in dict.fromkeys(options.aux) if name not in result.unavailable]
+    if feedback is not None:  # the OpenAI PerSEval-HJ variant (conventions sec. 25)
+        hj += [FEEDBACK_HJ_PREFIX + name for name in dict.fromkeys(options.aux) if name not in result.unavailable]
     for label in (*measures, *hj):
         docs.setdefault(label, {})
     return StudyData(

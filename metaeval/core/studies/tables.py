@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from metaeval.core.pipeline import HJ_PREFIX
+from metaeval.core.pipeline import HUMAN_PREFIXES
 from metaeval.core.studies.data import Scores
 from metaeval.core.studies.rankings import ranks
 
@@ -31,9 +31,9 @@ def benchmark_tables(scores: Scores, *, include_hj: bool = False) -> dict[str, l
     ``"system"``, then for every measure ``m`` the value ``row[m]`` (NaN where the system has no score)
     and its rank ``row[f"{m}_rank"]`` among the systems of that measure. PerSEval and P-Acc rank higher
     values first. EGISES ranks lower values first: it is a divergence, and Table 7 lists the least divergent
-    (most responsive) model first. ``hj:`` labels are left out unless ``include_hj`` is set.
+    (most responsive) model first. Human labels (``hj:``, ``hj-openai:``) are left out unless ``include_hj`` is set.
     """
-    measures = [m for m in scores if include_hj or not m.startswith(HJ_PREFIX)]
+    measures = [m for m in scores if include_hj or not m.startswith(HUMAN_PREFIXES)]
     systems = list(dict.fromkeys(system for m in measures for system in scores[m]))
     tables: dict[str, list[dict[str, Any]]] = {}
     for column, (_, higher) in TABLE_COLUMNS.items():
