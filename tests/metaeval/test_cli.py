@@ -6,24 +6,17 @@ import io
 import json
 import subprocess
 import sys
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
 
 from metaeval.cli import main
 from metaeval.core.records import number
+from tests.metaeval.cli_run import run
 
 ROOT = Path(__file__).resolve().parents[2]
 DATASET = str(ROOT / "fixtures" / "demo" / "consolidated.jsonl")
 RATINGS = str(ROOT / "fixtures" / "demo" / "ratings.csv")
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        code = main(list(argv))
-    return code, out.getvalue(), err.getvalue()
 
 
 def test_score_csv_contract_and_full_precision(tmp_path):

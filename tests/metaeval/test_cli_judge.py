@@ -6,14 +6,13 @@ import io
 import json
 from collections import Counter
 from collections.abc import Iterator
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
 
-from metaeval.cli import main
 from metaeval.core.judges.prompts import DEFAULT_TEMPLATES, templates_sha256
 from metaeval.core.pairwise.judgments import load_judgments
+from tests.metaeval.cli_run import run
 from tests.metaeval.core.judges.stub_server import Stub
 
 KEY = "sk-cli-secret-456"
@@ -41,13 +40,6 @@ def cases(tmp_path: Path) -> Path:
     path = tmp_path / "cases.jsonl"
     path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     return path
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        code = main(list(argv))
-    return code, out.getvalue(), err.getvalue()
 
 
 def judge_args(stub: Stub, cases: Path, out: Path, *extra: str) -> list[str]:

@@ -5,11 +5,10 @@ import csv
 import io
 import json
 import math
-from contextlib import redirect_stderr, redirect_stdout
 
 import pytest
 
-from metaeval.cli import main
+from tests.metaeval.cli_run import run
 
 JUDGMENTS = """case_id,criterion,model_a,model_b,winner,judge_kind
 c1,quality,A,B,model_a,human
@@ -22,13 +21,6 @@ c4,relevance,C,B,invalid,llm
 """
 RATING_COLUMNS = ("criterion,system,elo,elo_median,elo_ci_low,elo_ci_high,bt,bt_ci_low,bt_ci_high,"
                   "wins,ties,losses,games")
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        code = main(list(argv))
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture

@@ -8,24 +8,16 @@ import io
 import itertools
 import json
 import random
-from contextlib import redirect_stderr, redirect_stdout
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
 
-from metaeval.cli import main
 from metaeval.core.loaders import load_corpus
 from metaeval.core.pipeline import RunOptions, run_scores
 from metaeval.core.probes import ADVERSARIAL_COLUMNS, ROW_COLUMNS, SIGNIFICANCE_COLUMNS, SUMMARY_COLUMNS
+from tests.metaeval.cli_run import run
 from tests.metaeval.core.icopernicus_table3 import write_scores
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        code = main(list(argv))
-    return code, out.getvalue(), err.getvalue()
 
 
 def sections(text: str) -> tuple[list[dict[str, str]], list[dict[str, str]]]:

@@ -3,14 +3,11 @@ budgets, partners and examples, the target headline never in the prompt, the adv
 file or the PENS files, and clear errors."""
 from __future__ import annotations
 
-import io
 import json
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
 
-from metaeval.cli import main
 from metaeval.core.icpl_prompts import (
     BUDGETS,
     STYLES,
@@ -21,6 +18,7 @@ from metaeval.core.icpl_prompts import (
     whitespace_tokenizer,
 )
 from metaeval.core.probes import split_system
+from tests.metaeval.cli_run import run
 
 READERS = ["r1", "r2", "r3"]
 
@@ -98,13 +96,6 @@ def test_skips_are_counted_not_invented():
     assert skipped.counts["0-shot: no reading history for the reader"] == 1  # r9 has none
     with pytest.raises(ValueError, match="unknown prompt style"):
         list(build_prompts(data, ["5-shot"], seed=0))
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        code = main(list(argv))
-    return code, out.getvalue(), err.getvalue()
 
 
 def dataset(tmp_path: Path) -> Path:

@@ -6,22 +6,15 @@ from __future__ import annotations
 import csv
 import io
 import json
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
 
-from metaeval.cli import build_parser, main
+from metaeval.cli import build_parser
+from tests.metaeval.cli_run import run
 
 FIXTURE = Path(__file__).resolve().parents[1] / "data" / "feedback" / "axis_evals_small.jsonl"
 A, B = "sup4_ppo_rm3_kl10", "sup4_6b_ppo_rm4_6b_kl14"
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        code = main(list(argv))
-    return code, out.getvalue(), err.getvalue()
 
 
 def rows_of(path: Path) -> list[dict[str, str]]:

@@ -4,13 +4,12 @@ from __future__ import annotations
 import csv
 import io
 import json
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
 
-from metaeval.cli import main
 from metaeval.core.zopf import bradley_terry, comparison_matrix, punkt_available, similarity, summary_utility
+from tests.metaeval.cli_run import run
 
 SENTENCES = [
     "The storm destroyed hundreds of homes on the coast.",
@@ -18,13 +17,6 @@ SENTENCES = [
     "A local bakery reopened on Tuesday.",
     "The weather was mild the week before.",
 ]
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        code = main(list(argv))
-    return code, out.getvalue(), err.getvalue()
 
 
 def write_jsonl(path: Path, records: list[dict]) -> str:
