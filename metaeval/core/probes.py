@@ -261,13 +261,19 @@ class ProbeRow:
                 "egises_b": self.egises_b, "delta_pp": self.delta_pp, "paradox": self.paradox}
 
 
-def probe_rows(scores: Sequence[StyleScore], mode: ProbeMode = "reported") -> list[ProbeRow]:
-    """One row per model (first-seen order) and probe of ``mode`` (table order) whose two styles the model has."""
+def _grid(scores: Sequence[StyleScore], mode: str) -> dict[str, dict[str, Decimal]]:
+    """model -> style -> EGISES, models in first-seen order; a ``ValueError`` for an unknown probe ``mode``."""
     if mode not in PROBES:
         raise ValueError(f"mode must be one of {', '.join(PROBES)}; got {mode!r}")
     grid: dict[str, dict[str, Decimal]] = {}
     for score in scores:
         grid.setdefault(score.model, {})[score.style] = score.egises
+    return grid
+
+
+def probe_rows(scores: Sequence[StyleScore], mode: ProbeMode = "reported") -> list[ProbeRow]:
+    """One row per model (first-seen order) and probe of ``mode`` (table order) whose two styles the model has."""
+    grid = _grid(scores, mode)
     return [
         ProbeRow(model, probe.name, probe.a, probe.b, styles[probe.a], styles[probe.b])
         for model, styles in grid.items() for probe in PROBES[mode]
@@ -362,12 +368,8 @@ class Worsening:
 def worsening_rows(scores: Sequence[StyleScore], mode: ProbeMode = "reported") -> list[Worsening]:
     """One row per model (first-seen order) and contrastive style B (:data:`ADVERSARIAL_PROBES` order) that the
     model has both plainly and as ``B-adversarial``; A is the style the probe of ``mode`` compares B with."""
-    if mode not in PROBES:
-        raise ValueError(f"mode must be one of {', '.join(PROBES)}; got {mode!r}")
+    grid = _grid(scores, mode)
     by_name = {probe.name: probe for probe in PROBES[mode]}
-    grid: dict[str, dict[str, Decimal]] = {}
-    for score in scores:
-        grid.setdefault(score.model, {})[score.style] = score.egises
     out: list[Worsening] = []
     for model, styles in grid.items():
         for style, name in ADVERSARIAL_PROBES.items():
