@@ -104,12 +104,16 @@ class SurrogateResult:
         out = Path(out)
         report_path = Path(report) if report else out.with_name(out.name + ".report.json")
         ratings_path = Path(ratings) if ratings else out.with_name(out.name + ".ratings.csv")
-        out.parent.mkdir(parents=True, exist_ok=True)
-        with open(out, "w", encoding="utf-8") as handle:
-            handle.writelines(json.dumps(record, ensure_ascii=False) + "\n" for record in self.records)
+        self.write_records(out)
         self.write_report(report_path)
         self.write_ratings(ratings_path)
         return out, report_path, ratings_path
+
+    def write_records(self, path: str | Path) -> None:
+        """The dataset as JSON Lines, one consolidated record per kept article."""
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.writelines(json.dumps(record, ensure_ascii=False) + "\n" for record in self.records)
 
     def write_report(self, path: str | Path) -> None:
         """The report as indented JSON."""

@@ -5,7 +5,6 @@ Each call parses and checks everything first, then stores in one transaction (``
 """
 from __future__ import annotations
 
-import json
 import tempfile
 from pathlib import Path
 
@@ -39,7 +38,6 @@ def surrogates_import(result: SurrogateResult, *, dataset: str, source: str) -> 
     name = store.dataset_name_check(dataset)
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / f"{name}.jsonl"
-        path.write_text("".join(json.dumps(record, ensure_ascii=False) + "\n" for record in result.records),
-                        encoding="utf-8")
+        result.write_records(path)
         records = parse_consolidated(path, missing="drop", file=f"{source} (surrogates)")
     return store.dataset_import(name=name, records=records, source=f"OpenAI feedback surrogates: {source}")
