@@ -35,6 +35,7 @@ PATHS = [
     "/api/studies/{slug}/judge-runs/{id}/",
     "/api/studies/{slug}/judge-runs/{id}/cancel/",
     "/api/studies/{slug}/judge-runs/{id}/resume/",
+    "/api/judge-endpoints/",
     "/api/judgment-sets/",
     "/api/runs/",
     "/api/runs/{id}/",
