@@ -18,6 +18,7 @@ from metaeval.core.report import REPORT_OPTIONS
 from metaeval.core.report import check_settings as check_report_settings
 from metaeval.models import JudgmentSet, MetaevalRun
 from metaeval.option_fields import OptionSerializerField
+from metaeval.run_policy import measure_options_problems
 from survey.models import Dataset, JudgeEndpoint, JudgeRun, Study
 
 # ---------------------------------------------------------------------------------------------- datasets
@@ -234,7 +235,8 @@ class RunCreateSerializer(serializers.Serializer):
     )
     measure_options = serializers.DictField(
         child=serializers.DictField(), required=False,
-        help_text='Options of the neural measures, e.g. {"infolm": {"temperature": 0.25}}.',
+        help_text='Options of the neural measures, e.g. {"infolm": {"temperature": 0.25}}; model and baseline only '
+        "among those the operator allows (METAEVAL_ALLOWED_MODELS, METAEVAL_ALLOWED_BASELINES).",
     )
     kind = serializers.ChoiceField(
         choices=["scores", "report"], default="scores",
@@ -327,6 +329,9 @@ class RunCreateSerializer(serializers.Serializer):
                 raise serializers.ValidationError(
                     f"{name} has no option {', '.join(unknown)} (it takes {', '.join(allowed)})."
                 )
+        problems = measure_options_problems(value)  # what names a thing on the worker is the operator's
+        if problems:
+            raise serializers.ValidationError(problems)
         return value
 
     def validate(self, data: dict) -> dict:

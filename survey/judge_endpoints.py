@@ -1,4 +1,4 @@
-"""Judge endpoints: what the operator lets researchers' judge runs reach (docs/conventions.md sec. 21, item 10).
+"""Judge endpoints: what the operator lets researchers' judge runs reach (docs/conventions.md sec. 21, item 8).
 
 The operator (staff in the admin) configures :class:`~survey.models.JudgeEndpoint` rows: base URL, the models
 researchers may pick, the NAME of the workers' environment variable holding the key, whether private network
@@ -56,7 +56,8 @@ PLATFORM_ENV_NAMES = frozenset({
     "CSRF_TRUSTED_ORIGINS", "DATABASE_URL", "DB_CONN_MAX_AGE", "DEBUG", "DEMO_ADMIN_PASSWORD",
     "DEMO_RESEARCHER_PASSWORD", "HF_HOME", "HF_HUB_CACHE", "HF_HUB_OFFLINE", "HSTS_INCLUDE_SUBDOMAINS", "HSTS_PRELOAD",
     "HSTS_SECONDS", "JUDGE_API_KEY_ENV_PATTERN", "LOG_FORMAT", "LOG_LEVEL", "METAEVAL_BERTSCORE_MODEL",
-    "METAEVAL_CACHE_DIR", "METAEVAL_CACHE_URL", "METAEVAL_INFOLM_MODEL", "METAEVAL_RUN_ATTEMPTS",
+    "METAEVAL_ALLOWED_BASELINES", "METAEVAL_ALLOWED_MODELS", "METAEVAL_CACHE_DIR", "METAEVAL_CACHE_URL",
+    "METAEVAL_INFOLM_MODEL", "METAEVAL_RUN_ATTEMPTS",
     "METAEVAL_RUN_LEASE_SECONDS", "METAEVAL_SHARD_HELPERS", "METAEVAL_SHARD_PAIRS", "METAEVAL_WORKER_CONCURRENCY",
     "METAEVAL_WORKER_MAX_MEMORY_MB", "NLTK_DATA", "SECRET_KEY", "SECURE_COOKIES", "SECURE_PROXY_SSL_HEADER",
     "SECURE_SSL_REDIRECT", "STATIC_ROOT", "TRUSTED_PROXY_COUNT", "TERM", "HOME", "PATH", "PWD", "USER",

@@ -653,7 +653,7 @@ class JudgeJudgment(models.Model):
 
 
 class JudgeEndpoint(models.Model):
-    """A judge that the operator makes available to researchers (docs/conventions.md sec. 21, item 10): an
+    """A judge that the operator makes available to researchers (docs/conventions.md sec. 21, item 8): an
     OpenAI-compatible endpoint (base URL, the models researchers may pick, the NAME of the workers' environment
     variable holding its key) or a local model folder on the workers. Researchers choose an endpoint for a judge
     run and tune only the sampling settings; they never type a URL, a variable name or a path. Edited in the admin

@@ -1,4 +1,4 @@
-"""Judge endpoints (survey.judge_endpoints, conventions sec. 21 item 10): a researcher's judge run can no longer
+"""Judge endpoints (survey.judge_endpoints, conventions sec. 21 item 8): a researcher's judge run can no longer
 make a worker send its secrets to a server of the researcher's choice (issue 28, item 1). Each test reproduces the
 probe's attack first, then shows what the platform does instead."""
 from __future__ import annotations

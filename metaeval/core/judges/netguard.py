@@ -1,4 +1,4 @@
-"""Which network addresses a judge may reach (conventions sec. 21, item 10).
+"""Which network addresses a judge may reach (conventions sec. 21, item 8).
 
 A judge run on the platform sends its requests from a worker inside the operator's network, so a judge endpoint
 whose host is (or resolves to) a loopback, private, link-local, shared (CGNAT), multicast, reserved or
