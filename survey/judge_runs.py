@@ -24,7 +24,7 @@ from django.utils import timezone
 
 from metaeval.core.fileio import Problems
 from metaeval.core.judges.base import JudgeConfigError
-from metaeval.core.judges.factory import check_judge_settings, judge_concurrency, judge_name, make_judge
+from metaeval.core.judges.factory import judge_concurrency, judge_name
 from metaeval.core.judges.plan import DEFAULT_RUNS, PlanError, plan
 from metaeval.core.judges.prompts import (
     DEFAULT_TEMPLATES,
@@ -38,6 +38,7 @@ from metaeval.core.judges.runner import JudgmentRecord, iter_judging
 from metaeval.core.pairwise.judgments import judgments_from_bytes
 from metaeval.services import RowLease, lease_duration
 from survey import selectors
+from survey.judge_endpoints import endpoint_find, judge_for_run, run_settings
 from survey.models import JudgeJudgment, JudgeRun, Study
 from survey.services import SurveyError
 
@@ -78,18 +79,25 @@ def _check_study(study: Study) -> None:
 
 
 def judge_run_create(
-    *, study: Study, kind: str, settings: Mapping[str, object], criteria: Sequence[str] | None = None,
-    runs: int = DEFAULT_RUNS, templates: Mapping[str, object] | None = None,
+    *, study: Study, endpoint: str, settings: Mapping[str, object] | None = None, kind: str | None = None,
+    criteria: Sequence[str] | None = None, runs: int = DEFAULT_RUNS, templates: Mapping[str, object] | None = None,
     user: User | AnonymousUser | None = None, launch: bool = True,
 ) -> JudgeRun:
-    """A queued ``openai`` or ``transformers`` run over ``study`` (sent to a worker once the transaction commits
-    when ``launch``). ``criteria`` default to the study's; ``templates`` (JSON ``{criterion: {system, user}}``)
-    to the default ones. :class:`JudgeRunError` names every problem: settings (``check_judge_settings``), a
-    criterion the study does not ask, a template missing or with an unknown placeholder, an odd ``runs``, items
-    without the context a criterion needs. The API key itself is read on the worker, never stored."""
+    """A queued run over ``study`` on the operator's judge endpoint ``endpoint`` (``survey.judge_endpoints``;
+    its kind is the run's: ``kind``, when given, must agree), sent to a worker once the transaction commits when
+    ``launch``. ``settings`` are the researcher's sampling settings only (``RESEARCHER_SETTINGS``). ``criteria``
+    default to the study's; ``templates`` (JSON ``{criterion: {system, user}}``) to the default ones.
+    :class:`JudgeRunError` names every problem: an unknown endpoint, a setting only the operator sets, a bad
+    value (``check_judge_settings``), a criterion the study does not ask, a template missing or with an unknown
+    placeholder, an odd ``runs``, items without the context a criterion needs. The API key itself is read on the
+    worker, never stored."""
     _check_study(study)
     try:
-        checked = check_judge_settings(kind, settings)
+        found = endpoint_find(endpoint)
+        if kind is not None and kind != found.kind:
+            raise JudgeConfigError(f"kind: endpoint {found.name} is of kind {found.kind}, not {kind}")
+        kind = str(found.kind)
+        checked = run_settings(found, settings or {})
         chosen = list(dict.fromkeys(criteria or _criteria_of(study)))
         unknown = [name for name in chosen if name not in _criteria_of(study)]
         if unknown:
@@ -195,7 +203,7 @@ def judge_run_process(run_id: int, *, worker: str = "") -> JudgeRun | None:
 
 def _judge(run: JudgeRun, lease: JudgeRunLease) -> tuple[str, str]:
     try:
-        judge = make_judge(run.kind, run.judge_settings)
+        judge = judge_for_run(run)
     except JudgeConfigError as exc:
         return JudgeRun.Status.FAILED, str(exc)
     templates = templates_from_json(run.templates, f"run {run.pk} templates")
