@@ -311,6 +311,8 @@ METAEVAL_RUN_ATTEMPTS = int(os.environ.get("METAEVAL_RUN_ATTEMPTS", "3"))
 METAEVAL_SHARD_PAIRS = int(os.environ.get("METAEVAL_SHARD_PAIRS", "50000"))
 #: helper tasks a sharded run sends per measure (each computes shards until none is left)
 METAEVAL_SHARD_HELPERS = int(os.environ.get("METAEVAL_SHARD_HELPERS", "8"))
+#: every worker reclaims stale runs itself every half lease (metaeval/reclaimer.py), so no beat is needed; this
+#: schedule is for operators who run `celery -A config beat` anyway (never a worker with -B: its beat outlives kill -9)
 CELERY_BEAT_SCHEDULE = {
     "reclaim-stale-runs": {"task": "metaeval.reclaim_stale_runs", "schedule": max(METAEVAL_RUN_LEASE_SECONDS / 2, 1)},
     "reclaim-stale-judge-runs": {
