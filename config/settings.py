@@ -318,6 +318,8 @@ METAEVAL_ALLOWED_BASELINES = os.environ.get("METAEVAL_ALLOWED_BASELINES", "")
 #: a judge endpoint's API key variable must match this (survey.judge_endpoints.key_env_problem), and never names one
 #: of the platform's own settings whatever the pattern says
 JUDGE_API_KEY_ENV_PATTERN = os.environ.get("JUDGE_API_KEY_ENV_PATTERN", r"[A-Z][A-Z0-9_]*_API_KEY")
+#: every worker reclaims stale runs itself every half lease (metaeval/reclaimer.py), so no beat is needed; this
+#: schedule is for operators who run `celery -A config beat` anyway (never a worker with -B: its beat outlives kill -9)
 CELERY_BEAT_SCHEDULE = {
     "reclaim-stale-runs": {"task": "metaeval.reclaim_stale_runs", "schedule": max(METAEVAL_RUN_LEASE_SECONDS / 2, 1)},
     "reclaim-stale-judge-runs": {
