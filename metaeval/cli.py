@@ -31,6 +31,7 @@ from metaeval.cli_args import at_least, comma_list
 from metaeval.cli_consistency import add_consistency_command
 from metaeval.cli_edins import add_edins_command
 from metaeval.cli_judge import add_judge_command
+from metaeval.cli_meta_accuracy import add_meta_accuracy_command
 from metaeval.cli_pairwise import add_pairwise_command
 from metaeval.cli_probes import PIVOT_COLUMNS, add_probes_command, pivot_rows
 from metaeval.cli_prompts import add_prompts_command
@@ -592,6 +593,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_pairwise_command(commands)
     add_consistency_command(commands)
     add_accuracy_command(commands)
+    add_meta_accuracy_command(commands)
     add_judge_command(commands)
     add_edins_command(commands)
     add_prompts_command(commands)
