@@ -3,15 +3,15 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict
-from functools import partial, wraps
+from functools import wraps
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
@@ -65,15 +65,14 @@ def study_progress_json(request: HttpRequest, slug: str) -> JsonResponse:
     return JsonResponse({"study": study.slug, "status": study.status, **asdict(progress), "percent": progress.percent})
 
 
-def _export_download(study: Study, fmt: str, rows: Iterable[dict[str, object]], write: Callable[..., int],
+def _export_download(study: Study, fmt: str, rows: Iterable[dict[str, object]], columns: Sequence[str],
                      what: str) -> HttpResponse:
-    """``rows`` written by ``write`` (``exporting.write_ratings`` / ``write_judgments``) as an attachment."""
+    """``rows`` as a streamed attachment (``exporting.stream_export``: the CSV header first, then the rows as the
+    database gives them), so an export of any size starts at once and holds one batch in memory."""
     if fmt not in exporting.FORMATS:
         return HttpResponse(f"unknown format {fmt!r}", status=400, content_type="text/plain")
-    buffer = io.StringIO()
-    write(rows, buffer, fmt)
-    content_type = "text/csv" if fmt == "csv" else "application/x-ndjson"
-    response = HttpResponse(buffer.getvalue(), content_type=f"{content_type}; charset=utf-8")
+    response = StreamingHttpResponse(exporting.stream_export(rows, fmt, columns),
+                                     content_type=exporting.CONTENT_TYPES[fmt])
     response["Content-Disposition"] = f'attachment; filename="{study.slug}-{what}.{fmt}"'
     return response
 
@@ -81,7 +80,7 @@ def _export_download(study: Study, fmt: str, rows: Iterable[dict[str, object]], 
 @researcher_required
 def ratings_download(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
     study = get_object_or_404(Study, slug=slug)
-    return _export_download(study, fmt, selectors.ratings_export_rows(study=study), exporting.write_ratings,
+    return _export_download(study, fmt, selectors.ratings_export_rows(study=study), selectors.EXPORT_COLUMNS,
                             "ratings")
 
 
@@ -96,7 +95,7 @@ def judgments_download(request: HttpRequest, slug: str, fmt: str) -> HttpRespons
                             content_type="text/plain")
     what = "judgments" if source == "all" else f"judgments-{source}"
     rows, columns = selectors.study_judgment_file(study=study, source=source)
-    return _export_download(study, fmt, rows, partial(exporting.write_judgments, columns=columns), what)
+    return _export_download(study, fmt, rows, columns, what)
 
 
 @researcher_required
