@@ -650,3 +650,7 @@ class JudgeJudgment(models.Model):
 
     def __str__(self) -> str:
         return f"{self.item} [{self.criterion} #{self.run}]: {self.winner}"
+
+
+# import jobs live in their own module; importing them here registers them with the app
+from survey.import_models import ImportJob, ImportUpload  # noqa: E402, F401
