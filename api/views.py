@@ -3,10 +3,7 @@
 (``api.permissions.IsResearcher``, the default permission)."""
 from __future__ import annotations
 
-import io
-from collections.abc import Callable, Iterable, Iterator
-from functools import partial
-from itertools import islice
+from collections.abc import Iterable, Sequence
 
 from django.http import Http404, StreamingHttpResponse
 from drf_spectacular.renderers import (
@@ -52,9 +49,6 @@ from survey import exporting, judge_endpoints, judge_runs
 from survey import selectors as survey_selectors
 from survey.models import Dataset, JudgeRun, Study
 from survey.research_views import is_researcher
-
-EXPORT_CONTENT_TYPES = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson; charset=utf-8"}
-EXPORT_BATCH = 1000
 
 _DETAIL = inline_serializer("Detail", {"detail": serializers.CharField()})
 _ERRORS = {401: _DETAIL, 403: _DETAIL}
@@ -163,24 +157,6 @@ class _IgnoreFormatNegotiation(DefaultContentNegotiation):
         return renderers[0], renderers[0].media_type
 
 
-def ratings_stream(rows: Iterable[dict[str, object]], fmt: str, batch: int = EXPORT_BATCH,
-                   write: Callable[..., int] = exporting.write_ratings) -> Iterator[str]:
-    """``write`` (``survey.exporting.write_ratings`` or ``write_judgments``) output in pieces: the same text,
-    ``batch`` rows at a time."""
-
-    def render(part: list[dict[str, object]]) -> str:
-        out = io.StringIO()
-        write(part, out, fmt)
-        return out.getvalue()
-
-    header = render([])  # the CSV header line (empty for JSON Lines)
-    if header:
-        yield header
-    rows = iter(rows)
-    while part := list(islice(rows, batch)):
-        yield render(part)[len(header):]
-
-
 #: the exports' format parameter and responses (ratings and judgments alike)
 _EXPORT_FORMAT = OpenApiParameter("as", str, enum=list(exporting.FORMATS), default="csv",
                                   description="csv (with a header line) or jsonl (one JSON object a line)")
@@ -202,9 +178,11 @@ def _export_format(request: Request) -> str:
     return fmt
 
 
-def _export_stream(study: Study, fmt: str, rows: Iterable[dict[str, object]], write: Callable[..., int],
+def _export_stream(study: Study, fmt: str, rows: Iterable[dict[str, object]], columns: Sequence[str],
                    what: str) -> StreamingHttpResponse:
-    response = StreamingHttpResponse(ratings_stream(rows, fmt, write=write), content_type=EXPORT_CONTENT_TYPES[fmt])
+    """``rows`` streamed as ``exporting.stream_export`` writes them (the page downloads send the same bytes)."""
+    response = StreamingHttpResponse(exporting.stream_export(rows, fmt, columns),
+                                     content_type=exporting.CONTENT_TYPES[fmt])
     response["Content-Disposition"] = f'attachment; filename="{study.slug}-{what}.{fmt}"'
     return response
 
@@ -229,8 +207,8 @@ class StudyRatings(APIView):
     def get(self, request: Request, slug: str) -> StreamingHttpResponse:
         fmt = _export_format(request)
         study = _study(slug)
-        return _export_stream(study, fmt, survey_selectors.ratings_export_rows(study=study), exporting.write_ratings,
-                              "ratings")
+        return _export_stream(study, fmt, survey_selectors.ratings_export_rows(study=study),
+                              survey_selectors.EXPORT_COLUMNS, "ratings")
 
 
 class StudyJudgments(APIView):
@@ -263,7 +241,7 @@ class StudyJudgments(APIView):
         if not study.is_pairwise:
             raise _Conflict(f'Study "{slug}" collects ratings, not judgments: see its ratings/.')
         rows, columns = survey_selectors.study_judgment_file(study=study, source=source)
-        return _export_stream(study, fmt, rows, partial(exporting.write_judgments, columns=columns), "judgments")
+        return _export_stream(study, fmt, rows, columns, "judgments")
 
 
 def _preference_study(slug: str) -> Study:

@@ -66,6 +66,8 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    # a request body over UPLOAD_MAX_MB: a form error (its files discarded unread), a 413 page, or JSON under /api/
+    "config.uploads.UploadLimitMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # last: turns a locked-out login (too many wrong passwords) into a 429 page
     "axes.middleware.AxesMiddleware",
@@ -185,6 +187,16 @@ STORAGES = {
 }
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# Uploads (config/uploads.py): a request body over UPLOAD_MAX_MB is refused with a message (a form error on the
+# page, a JSON 413 under /api/). An uploaded file over FILE_UPLOAD_MAX_MEMORY_SIZE goes to a temporary file, not
+# memory; the other fields of a request may hold DATA_UPLOAD_MAX_MEMORY_SIZE. An import file over
+# IMPORT_INLINE_MAX_BYTES is imported by a Celery job with a progress page (survey/import_jobs.py), a smaller one at
+# once.
+UPLOAD_MAX_MB = float(os.environ.get("UPLOAD_MAX_MB", "200"))
+IMPORT_INLINE_MAX_BYTES = int(os.environ.get("IMPORT_INLINE_MAX_BYTES", str(2 * 1024 * 1024)))
+FILE_UPLOAD_MAX_MEMORY_SIZE = 2621440  # 2.5 MB
+DATA_UPLOAD_MAX_MEMORY_SIZE = 2621440
 
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "research:home"
@@ -324,5 +336,8 @@ CELERY_BEAT_SCHEDULE = {
     "reclaim-stale-runs": {"task": "metaeval.reclaim_stale_runs", "schedule": max(METAEVAL_RUN_LEASE_SECONDS / 2, 1)},
     "reclaim-stale-judge-runs": {
         "task": "survey.reclaim_stale_judge_runs", "schedule": max(METAEVAL_RUN_LEASE_SECONDS / 2, 1),
+    },
+    "reclaim-stale-import-jobs": {
+        "task": "survey.reclaim_stale_import_jobs", "schedule": max(METAEVAL_RUN_LEASE_SECONDS / 2, 1),
     },
 }

@@ -62,8 +62,12 @@ class Heartbeat:
     def renew(self) -> None:  # pragma: no cover - every subclass defines it
         raise NotImplementedError
 
+    def interval(self) -> float:
+        """Seconds between two renewals: a third of the lease."""
+        return lease_duration().total_seconds() / 3
+
     def _beat(self) -> None:
-        interval = lease_duration().total_seconds() / 3
+        interval = self.interval()
         try:
             while not self._stop.wait(interval):
                 self.renew()
@@ -155,9 +159,18 @@ def stale_row(run: Any, now: datetime) -> QuerySet[Any]:
                                     lease_expires_at__lt=now)
 
 
-def _end(run: Any, verdict: StaleVerdict, now: datetime) -> bool:
+#: the fields that say why a row ended (:func:`claim`, :func:`reclaim_stale`): a run's ``error``, by default
+Ended = Callable[[StaleVerdict], Mapping[str, Any]]
+
+
+def error_fields(verdict: StaleVerdict) -> dict[str, Any]:
+    """A run's or judge run's reason for ending: its ``error``."""
+    return {"error": verdict.message}
+
+
+def _end(run: Any, verdict: StaleVerdict, now: datetime, ended: Ended) -> bool:
     return bool(stale_row(run, now).update(status=verdict.status, finished_at=now, lease_expires_at=None,
-                                           error=verdict.message))
+                                           **ended(verdict)))
 
 
 def _taken(worker: str, now: datetime) -> dict[str, Any]:
@@ -169,14 +182,15 @@ ClaimOutcome = Literal["claimed", "taken over", "failed", "cancelled", "skipped"
 
 
 def claim(model: type[Any], pk: int, *, worker: str, event: str, now: datetime | None = None,
-          **fields: Any) -> tuple[ClaimOutcome, Any]:
+          ended: Ended = error_fields, **fields: Any) -> tuple[ClaimOutcome, Any]:
     """A worker takes row ``pk`` of ``model`` for its task message: a queued row (queued -> running under
     ``worker`` with a fresh lease and one more attempt, plus ``fields``), or a running row whose lease ran out,
     under :func:`stale_verdict`: ``taken over`` as the next attempt (the same changes), ``failed`` when no attempt is
     left or ``cancelled`` when a cancel was requested (with the message saying why). ``skipped`` otherwise: ended,
     or running under a lease that is still valid (its worker is alive), or taken by another worker meanwhile.
-    Logs a take-over or an end as ``event``.taken_over / .failed / .cancelled. Returns the outcome and the row as it
-    is now; raises ``model.DoesNotExist``."""
+    Logs a take-over or an end as ``event``.taken_over / .failed / .cancelled; ``ended`` gives the fields that say
+    why a row ended (:func:`error_fields` by default). Returns the outcome and the row as it is now; raises
+    ``model.DoesNotExist``."""
     now = now or timezone.now()
     if model.objects.filter(pk=pk, status=QUEUED).update(**_taken(worker, now), **fields):
         return "claimed", model.objects.get(pk=pk)
@@ -190,7 +204,7 @@ def claim(model: type[Any], pk: int, *, worker: str, event: str, now: datetime |
         log.warning("%s %s taken over by %s: %s", event, pk, worker, verdict.lost,
                     extra={"event": f"{event}.taken_over", "run": pk, "worker": worker})
         return "taken over", model.objects.get(pk=pk)
-    if not _end(run, verdict, now):
+    if not _end(run, verdict, now, ended):
         return "skipped", model.objects.get(pk=pk)
     log.warning("%s %s %s: %s", event, pk, verdict.status, verdict.message,
                 extra={"event": f"{event}.{verdict.status}", "run": pk})
@@ -199,12 +213,14 @@ def claim(model: type[Any], pk: int, *, worker: str, event: str, now: datetime |
 
 def reclaim_stale(
     model: type[Any], *, requeue: Callable[[StaleVerdict], Mapping[str, Any]], launch: Callable[[Any], None],
-    event: str, now: datetime | None = None,
+    event: str, now: datetime | None = None, ended: Ended = error_fields,
+    after_end: Callable[[Any], None] | None = None,
 ) -> dict[str, list[int]]:
     """Every running row of ``model`` whose lease ran out before ``now``, under :func:`stale_verdict`: queued
     again (``worker`` cleared, plus the fields ``requeue(verdict)`` gives) and sent to Celery with ``launch``, or
-    ended failed or cancelled. Logs each change as ``event``.requeued / .failed / .cancelled. Returns
-    ``{"retried": [...], "failed": [...], "cancelled": [...]}``."""
+    ended failed or cancelled (with the fields ``ended(verdict)`` gives, then ``after_end(row)``). Logs each change
+    as ``event``.requeued / .failed / .cancelled. Returns ``{"retried": [...], "failed": [...], "cancelled":
+    [...]}``."""
     now = now or timezone.now()
     outcome: dict[str, list[int]] = {"retried": [], "failed": [], "cancelled": []}
     for run in model.objects.filter(status=RUNNING, lease_expires_at__lt=now).order_by("pk"):
@@ -216,8 +232,10 @@ def reclaim_stale(
                             extra={"event": f"{event}.requeued", "run": run.pk})
                 run.refresh_from_db()
                 launch(run)
-        elif _end(run, verdict, now):
+        elif _end(run, verdict, now, ended):
             outcome["cancelled" if verdict.action == "cancel" else "failed"].append(run.pk)
+            if after_end is not None:
+                after_end(run)
             log.warning("%s %s %s: %s", event, run.pk, verdict.status, verdict.message,
                         extra={"event": f"{event}.{verdict.status}", "run": run.pk})
     return outcome

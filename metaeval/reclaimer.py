@@ -1,7 +1,8 @@
 """Every Celery worker gives back the runs of vanished workers on its own, no beat needed: when the worker is
-ready, a daemon thread of its main process (:class:`Reclaimer`, started by ``metaeval.tasks``) calls both
+ready, a daemon thread of its main process (:class:`Reclaimer`, started by ``metaeval.tasks``) calls the
 reclaimers (scoring runs: :func:`metaeval.services.runs_reclaim_stale`; LLM judge runs:
-:func:`survey.judge_runs.judge_runs_reclaim_stale`) at once and then every half lease
+:func:`survey.judge_runs.judge_runs_reclaim_stale`; import jobs: :func:`survey.import_jobs.import_jobs_reclaim_stale`)
+at once and then every half lease
 (``METAEVAL_RUN_LEASE_SECONDS / 2``), closing its database connection after each round. A thread dies with its
 process, so a killed worker leaves nothing running behind (``celery worker -B``'s embedded beat is a process of its
 own, which outlives a kill -9 of the worker). Any number of workers reclaim at once safely: every change is a
@@ -16,7 +17,7 @@ from django.db import connection
 
 from metaeval import services
 from metaeval.leases import lease_duration
-from survey import judge_runs
+from survey import import_jobs, judge_runs
 
 log = logging.getLogger(__name__)
 
@@ -30,9 +31,11 @@ def reclaim_interval() -> float:
 
 
 def reclaim_all() -> dict[str, dict[str, list[int]]]:
-    """One round: both reclaimers, each in its own try (one failing does not stop the other)."""
+    """One round: every reclaimer, each in its own try (one failing does not stop the others)."""
     outcome: dict[str, dict[str, list[int]]] = {}
-    for name, reclaim in (("runs", services.runs_reclaim_stale), ("judge_runs", judge_runs.judge_runs_reclaim_stale)):
+    reclaimers = (("runs", services.runs_reclaim_stale), ("judge_runs", judge_runs.judge_runs_reclaim_stale),
+                  ("import_jobs", import_jobs.import_jobs_reclaim_stale))
+    for name, reclaim in reclaimers:
         try:
             outcome[name] = reclaim()
         except Exception:  # the database away for a moment: the next round tries again

@@ -488,20 +488,29 @@ def runs_reclaim_stale(*, now: Any = None) -> dict[str, list[int]]:
     return leases.reclaim_stale(MetaevalRun, requeue=requeue, launch=run_launch, event="run", now=now)
 
 
+def judgment_set_name_check(name: str) -> str:
+    """``name`` stripped, when it is a slug that no judgment set has yet; ``ValueError`` (``name "...": ...``)
+    otherwise (a large upload is checked so before it is queued as an import job)."""
+    name = name.strip()
+    if not SLUG.fullmatch(name):
+        raise ValueError(f'name "{name}": use letters, digits, "-" and "_" only (1 to 100)')
+    if JudgmentSet.objects.filter(name=name).exists():
+        raise ValueError(f'name "{name}": a judgment set of that name exists already')
+    return name
+
+
 def judgment_set_import(
-    *, name: str, data: bytes, file_name: str, description: str = "", user: User | AnonymousUser | None = None
+    *, name: str, data: bytes, file_name: str, description: str = "", user: User | AnonymousUser | None = None,
+    before_commit: Callable[[JudgmentSet], None] | None = None,
 ) -> JudgmentSet:
     """Store a pairwise judgment file as judgment set ``name`` (a slug, not taken yet), all or nothing.
 
     The whole file is parsed first (:func:`metaeval.core.pairwise.judgments.judgments_from_bytes`; an
     ``ImportFileError`` lists every ``file:line: field`` problem) and must give at least one game
     (:class:`~metaeval.core.pairwise.games.NoGames` otherwise); only then is a row written. ``ValueError`` for
-    a bad or taken name."""
-    name = name.strip()
-    if not SLUG.fullmatch(name):
-        raise ValueError(f'name "{name}": use letters, digits, "-" and "_" only (1 to 100)')
-    if JudgmentSet.objects.filter(name=name).exists():
-        raise ValueError(f'name "{name}": a judgment set of that name exists already')
+    a bad or taken name (:func:`judgment_set_name_check`). ``before_commit`` is called with the stored set inside
+    the transaction (an import job marks itself done there; raising rolls it back)."""
+    name = judgment_set_name_check(name)
     table = judgments_from_bytes(data, file_name)
     games = require_games(table)
     try:
@@ -513,11 +522,19 @@ def judgment_set_import(
                 criteria=list(criteria_games(games)), systems=systems_in_order(games),
                 created_by=user if isinstance(user, User) else None,
             )
+            if before_commit is not None:
+                before_commit(stored)
     except IntegrityError:  # a concurrent upload took the name between the check and the insert
         raise ValueError(f'name "{name}": a judgment set of that name exists already') from None
     log.info("judgment set imported", extra={"event": "judgments.imported", "name": name,
                                              "judgments": stored.judgments, "games": stored.games})
     return stored
+
+
+def judgment_set_summary(stored: JudgmentSet) -> str:
+    """What an upload stored, one line (the page's message and the import job's result)."""
+    return (f"Judgment set {stored.name} stored: {stored.judgments} judgments ({stored.invalid} invalid), "
+            f"{stored.games} games.")
 
 
 def judgment_set_from_study(*, name: str, study: Study, user: User | AnonymousUser | None = None,

@@ -4,6 +4,7 @@ from collections.abc import Sequence
 
 from django import forms
 
+from config.uploads import LimitedFileField
 from survey.models import JudgeEndpoint, Participant
 
 #: the longest crowd-platform participant id we record (Participant.external_id)
@@ -134,4 +135,5 @@ def judge_choices(endpoints: Sequence[JudgeEndpoint]) -> list[tuple[str, str]]:
 class JudgmentFileForm(forms.Form):
     """Import judgments made elsewhere as file-judge runs (``survey.judge_runs.judge_run_import``)."""
 
-    file = forms.FileField(help_text="A judgment CSV or JSON Lines file (e.g. from python -m metaeval judge)")
+    file = LimitedFileField(help_text="A judgment CSV or JSON Lines file (e.g. from python -m metaeval judge); a "
+                            "large one is imported in the background, on a page that follows it")

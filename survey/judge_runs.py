@@ -14,7 +14,7 @@ import hashlib
 import logging
 import time
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from django.contrib.auth.models import AnonymousUser, User
@@ -47,6 +47,7 @@ __all__ = [
     "JudgeRunError",
     "judge_run_cancel",
     "judge_run_create",
+    "judge_import_summary",
     "judge_run_import",
     "judge_run_launch",
     "judge_run_process",
@@ -56,6 +57,8 @@ __all__ = [
 
 #: stored progress is written at most this often (seconds) besides the first and the last judgment
 PROGRESS_EVERY = 1.0
+#: an import stores this many judgments between two progress reports
+IMPORT_BATCH = 10000
 
 
 class JudgeRunError(SurveyError):
@@ -265,14 +268,17 @@ def judge_runs_reclaim_stale(*, now: Any = None) -> dict[str, list[int]]:
                          event="judge_run", now=now)
 
 
-def judge_run_import(*, study: Study, data: bytes, file_name: str,
-                     user: User | AnonymousUser | None = None) -> list[JudgeRun]:
+def judge_run_import(*, study: Study, data: bytes, file_name: str, user: User | AnonymousUser | None = None,
+                     progress: Callable[[str, int, int], None] | None = None,
+                     before_commit: Callable[[list[JudgeRun]], None] | None = None) -> list[JudgeRun]:
     """The ``file`` judge: judgments made elsewhere (``python -m metaeval judge`` on an export of the study's
     cases, or any judgment file of conventions sec. 17) stored as one done run per ``judge`` value, all or
     nothing. Each row must name a study item by ``case_id`` (``doc_id/reader_id``) and its two systems, in either
     order (a row with the systems the other way round is turned round: winner and ``shown_first`` follow), and
     a criterion the study asks. ``run`` may be empty: the repeats of an (item, criterion) are then numbered in
-    file order. Problems: ``ImportFileError`` listing ``file:line: field ...`` for every bad row."""
+    file order. Problems: ``ImportFileError`` listing ``file:line: field ...`` for every bad row. ``progress``
+    (step, done, total) hears how many rows are stored (an import job shows it); ``before_commit`` is called with
+    the stored runs inside the transaction (an import job marks itself done there; raising rolls all back)."""
     _check_study(study)
     table = judgments_from_bytes(data, file_name)
     items = {case.key: item_id for item_id, case in selectors.study_judge_cases(study=study)}
@@ -316,6 +322,7 @@ def judge_run_import(*, study: Study, data: bytes, file_name: str,
     digest = hashlib.sha256(data).hexdigest()
     created: list[JudgeRun] = []
     now = timezone.now()
+    total, written = sum(len(stored) for stored in rows.values()), 0
     with transaction.atomic():
         for name, stored in rows.items():
             criteria = [c for c in _criteria_of(study) if any(row.criterion == c for row in stored)]
@@ -326,7 +333,19 @@ def judge_run_import(*, study: Study, data: bytes, file_name: str,
                 finished_at=now, created_by=user if user is not None and user.is_authenticated else None)
             for row in stored:
                 row.judge_run = run
-            JudgeJudgment.objects.bulk_create(stored, batch_size=1000)
+            for start in range(0, len(stored), IMPORT_BATCH):
+                JudgeJudgment.objects.bulk_create(stored[start:start + IMPORT_BATCH], batch_size=1000)
+                written += len(stored[start:start + IMPORT_BATCH])
+                if progress is not None:
+                    progress("storing the judgments", written, total)
             created.append(run)
+        if before_commit is not None:
+            before_commit(created)
     return created
+
+
+def judge_import_summary(file_name: str, runs: Sequence[JudgeRun]) -> str:
+    """What an import of ``file_name`` stored, one line (the page's message and the import job's result)."""
+    stored = ", ".join(f"{run.name} ({run.total} judgments)" for run in runs)
+    return f"Imported {file_name}: {stored}."
 

@@ -710,3 +710,7 @@ class JudgeEndpoint(models.Model):
                 problems["base_url"] = refused
         if problems:
             raise ValidationError(problems)
+
+
+# import jobs live in their own module; importing them here registers them with the app
+from survey.import_models import ImportJob, ImportUpload  # noqa: E402, F401

@@ -10,7 +10,6 @@ import yaml
 from django.core.management import call_command
 from drf_spectacular.validation import validate_schema
 
-from api.views import ratings_stream
 from metaeval import selectors, services
 from metaeval.core.perseval import Params
 from metaeval.core.pipeline import COLUMNS, RunOptions
@@ -122,8 +121,9 @@ def test_ratings_stream_batches_join_to_the_exporter_output(rated_study, fmt):
     rows = list(ratings_export_rows(study=rated_study))
     expected = io.StringIO()
     exporting.write_ratings(rows, expected, fmt)
-    pieces = list(ratings_stream(rows, fmt, batch=7))
+    pieces = list(exporting.stream_export(rows, fmt, exporting.EXPORT_COLUMNS, batch=7))
     assert len(pieces) > 2 and "".join(pieces) == expected.getvalue()
+    assert len(pieces) == (fmt == "csv") + -(-len(rows) // 7)  # the header alone, then 7 rows a piece
 
 
 # -------------------------------------------------------------------------------------------------- runs

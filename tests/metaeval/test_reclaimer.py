@@ -91,7 +91,8 @@ def test_a_failing_reclaimer_does_not_stop_the_other_or_the_next_round(monkeypat
     monkeypatch.setattr(services, "runs_reclaim_stale", down)
     with caplog.at_level(logging.WARNING, logger="metaeval.reclaimer"):
         outcome = reclaimer.reclaim_all()
-    assert outcome == {"judge_runs": {"retried": [], "failed": [judge.pk], "cancelled": []}}
+    assert outcome == {"judge_runs": {"retried": [], "failed": [judge.pk], "cancelled": []},
+                       "import_jobs": {"retried": [], "failed": [], "cancelled": []}}
     assert "reclaiming stale runs failed" in caplog.text
     monkeypatch.undo()
     scoring = _stale_scoring_run(attempts=3)
