@@ -30,8 +30,9 @@ demo: migrate wordnet-optional
 	DEBUG=1 $(PY) manage.py metaeval_report --dataset demo --study demo --seed 2026 --unless-exists --judgments demo \
 	  --measures rouge_l,rouge_su4,bleu4,jsd,bertscore --aux rouge_l,jsd
 
-# The dev server and, beside it, a Celery worker (with beat) on a folder-on-disk broker (no Redis needed); both
-# stop together (Ctrl-C). CELERY_BROKER_URL=redis://... uses Redis instead.
+# The dev server and, beside it, a Celery worker on a folder-on-disk broker (no Redis needed); both stop together
+# (Ctrl-C). No beat (-B): the worker reclaims stale runs itself (README "Background work"), and a kill -9 of the
+# worker would leave an embedded beat running. CELERY_BROKER_URL=redis://... uses Redis instead.
 run: export CELERY_BROKER_URL ?= filesystem://
 run: demo
 	@echo ""
@@ -40,8 +41,8 @@ run: demo
 	@echo "  Admin:        http://$(HOST):$(PORT)/admin/"
 	@echo ""
 	@mkdir -p $${CELERY_QUEUE_DIR:-.celery-queue}
-	DEBUG=1 $(VENV)/bin/celery -A config worker -B -s $${CELERY_QUEUE_DIR:-.celery-queue}/beat-schedule --loglevel=WARNING \
-	  --concurrency 1 & worker=$$!; trap 'kill $$worker 2>/dev/null; wait $$worker 2>/dev/null' EXIT INT TERM; \
+	DEBUG=1 $(VENV)/bin/celery -A config worker --loglevel=WARNING --concurrency 1 & worker=$$!; \
+	trap 'kill $$worker 2>/dev/null; wait $$worker 2>/dev/null' EXIT INT TERM; \
 	DEBUG=1 $(PY) manage.py runserver $(HOST):$(PORT)
 
 # A Celery worker for production (README "Background work"): CELERY_BROKER_URL must name the broker.

@@ -32,6 +32,7 @@ from rest_framework.views import APIView
 from api import selectors
 from api.serializers import (
     DatasetSerializer,
+    JudgeEndpointSerializer,
     JudgeRunCreateSerializer,
     JudgeRunSerializer,
     JudgmentSetSerializer,
@@ -47,7 +48,7 @@ from api.serializers import (
 from metaeval import selectors as metaeval_selectors
 from metaeval import services as metaeval_services
 from metaeval.models import MetaevalRun
-from survey import exporting, judge_runs
+from survey import exporting, judge_endpoints, judge_runs
 from survey import selectors as survey_selectors
 from survey.models import Dataset, JudgeRun, Study
 from survey.research_views import is_researcher
@@ -313,11 +314,22 @@ class StudyJudgeRuns(APIView):
         data = serializer.validated_data
         try:
             run = judge_runs.judge_run_create(
-                study=study, kind=data["kind"], settings=data["settings"], criteria=data.get("criteria"),
-                runs=data["runs"], templates=data.get("templates"), user=request.user)
+                study=study, endpoint=data["endpoint"], kind=data.get("kind"), settings=data["settings"],
+                criteria=data.get("criteria"), runs=data["runs"], templates=data.get("templates"), user=request.user)
         except judge_runs.JudgeRunError as exc:
             raise ValidationError({"non_field_errors": [str(exc)]}) from exc
         return Response(JudgeRunSerializer(_judge_run(study, run.pk)).data, status=status.HTTP_201_CREATED)
+
+
+class JudgeEndpointList(APIView):
+    @extend_schema(
+        summary="The judge endpoints a judge run may use",
+        description="Configured by the operator in the admin (Judge endpoints): a run names one (`endpoint`) and "
+        "sets only its sampling settings; base URL, key variable and model folder stay with the operator.",
+        responses={200: JudgeEndpointSerializer(many=True), **_ERRORS}, tags=["studies"],
+    )
+    def get(self, request: Request) -> Response:
+        return Response(JudgeEndpointSerializer(judge_endpoints.endpoints_available(), many=True).data)
 
 
 class StudyJudgeRunDetail(APIView):

@@ -317,6 +317,15 @@ METAEVAL_RUN_ATTEMPTS = int(os.environ.get("METAEVAL_RUN_ATTEMPTS", "3"))
 METAEVAL_SHARD_PAIRS = int(os.environ.get("METAEVAL_SHARD_PAIRS", "50000"))
 #: helper tasks a sharded run sends per measure (each computes shards until none is left)
 METAEVAL_SHARD_HELPERS = int(os.environ.get("METAEVAL_SHARD_HELPERS", "8"))
+#: model folders / Hugging Face cache names and BERTScore baseline files that a run requested over the API may name
+#: (metaeval.run_policy), comma-separated; the defaults of METAEVAL_INFOLM_MODEL / METAEVAL_BERTSCORE_MODEL always may
+METAEVAL_ALLOWED_MODELS = os.environ.get("METAEVAL_ALLOWED_MODELS", "")
+METAEVAL_ALLOWED_BASELINES = os.environ.get("METAEVAL_ALLOWED_BASELINES", "")
+#: a judge endpoint's API key variable must match this (survey.judge_endpoints.key_env_problem), and never names one
+#: of the platform's own settings whatever the pattern says
+JUDGE_API_KEY_ENV_PATTERN = os.environ.get("JUDGE_API_KEY_ENV_PATTERN", r"[A-Z][A-Z0-9_]*_API_KEY")
+#: every worker reclaims stale runs itself every half lease (metaeval/reclaimer.py), so no beat is needed; this
+#: schedule is for operators who run `celery -A config beat` anyway (never a worker with -B: its beat outlives kill -9)
 CELERY_BEAT_SCHEDULE = {
     "reclaim-stale-runs": {"task": "metaeval.reclaim_stale_runs", "schedule": max(METAEVAL_RUN_LEASE_SECONDS / 2, 1)},
     "reclaim-stale-judge-runs": {

@@ -23,6 +23,7 @@ from survey.models import (
     Dataset,
     Document,
     Item,
+    JudgeEndpoint,
     JudgeJudgment,
     JudgeRun,
     Judgment,
@@ -425,3 +426,19 @@ class TopicSentenceAdmin(admin.ModelAdmin):
     search_fields = ["text", "document__external_id"]
     list_select_related = ["document"]
     readonly_fields = ["document", "position"]
+
+
+@admin.register(JudgeEndpoint)
+class JudgeEndpointAdmin(admin.ModelAdmin):
+    """The judges researchers may run (``survey.judge_endpoints``): only staff with this model's permissions (the
+    operator) add or change them; researchers choose one by name on a study's LLM judges page or in the API."""
+
+    list_display = ["name", "kind", "enabled", "base_url", "api_key_env", "allow_private", "model_path", "updated_at"]
+    list_filter = ["kind", "enabled", "allow_private"]
+    search_fields = ["name", "description", "base_url", "model_choices", "model_path"]
+    fieldsets = [
+        (None, {"fields": ["name", "kind", "description", "enabled"]}),
+        ("OpenAI-compatible endpoint", {"fields": ["base_url", "model_choices", "api_key_env", "allow_private",
+                                                   "max_concurrency"]}),
+        ("Local model (transformers)", {"fields": ["model_path", "device"]}),
+    ]

@@ -17,14 +17,13 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from metaeval.core.fileio import Problems
 from metaeval.core.judges.base import JudgeConfigError
-from metaeval.core.judges.factory import check_judge_settings, judge_concurrency, judge_name, make_judge
+from metaeval.core.judges.factory import judge_concurrency, judge_name
 from metaeval.core.judges.plan import DEFAULT_RUNS, PlanError, plan
 from metaeval.core.judges.prompts import (
     DEFAULT_TEMPLATES,
@@ -36,8 +35,9 @@ from metaeval.core.judges.prompts import (
 )
 from metaeval.core.judges.runner import JudgmentRecord, iter_judging
 from metaeval.core.pairwise.judgments import judgments_from_bytes
-from metaeval.services import RowLease, lease_duration
+from metaeval.leases import RowLease, claim, reclaim_stale
 from survey import selectors
+from survey.judge_endpoints import endpoint_find, judge_for_run, run_settings
 from survey.models import JudgeJudgment, JudgeRun, Study
 from survey.services import SurveyError
 
@@ -78,18 +78,25 @@ def _check_study(study: Study) -> None:
 
 
 def judge_run_create(
-    *, study: Study, kind: str, settings: Mapping[str, object], criteria: Sequence[str] | None = None,
-    runs: int = DEFAULT_RUNS, templates: Mapping[str, object] | None = None,
+    *, study: Study, endpoint: str, settings: Mapping[str, object] | None = None, kind: str | None = None,
+    criteria: Sequence[str] | None = None, runs: int = DEFAULT_RUNS, templates: Mapping[str, object] | None = None,
     user: User | AnonymousUser | None = None, launch: bool = True,
 ) -> JudgeRun:
-    """A queued ``openai`` or ``transformers`` run over ``study`` (sent to a worker once the transaction commits
-    when ``launch``). ``criteria`` default to the study's; ``templates`` (JSON ``{criterion: {system, user}}``)
-    to the default ones. :class:`JudgeRunError` names every problem: settings (``check_judge_settings``), a
-    criterion the study does not ask, a template missing or with an unknown placeholder, an odd ``runs``, items
-    without the context a criterion needs. The API key itself is read on the worker, never stored."""
+    """A queued run over ``study`` on the operator's judge endpoint ``endpoint`` (``survey.judge_endpoints``;
+    its kind is the run's: ``kind``, when given, must agree), sent to a worker once the transaction commits when
+    ``launch``. ``settings`` are the researcher's sampling settings only (``RESEARCHER_SETTINGS``). ``criteria``
+    default to the study's; ``templates`` (JSON ``{criterion: {system, user}}``) to the default ones.
+    :class:`JudgeRunError` names every problem: an unknown endpoint, a setting only the operator sets, a bad
+    value (``check_judge_settings``), a criterion the study does not ask, a template missing or with an unknown
+    placeholder, an odd ``runs``, items without the context a criterion needs. The API key itself is read on the
+    worker, never stored."""
     _check_study(study)
     try:
-        checked = check_judge_settings(kind, settings)
+        found = endpoint_find(endpoint)
+        if kind is not None and kind != found.kind:
+            raise JudgeConfigError(f"kind: endpoint {found.name} is of kind {found.kind}, not {kind}")
+        kind = str(found.kind)
+        checked = run_settings(found, settings or {})
         chosen = list(dict.fromkeys(criteria or _criteria_of(study)))
         unknown = [name for name in chosen if name not in _criteria_of(study)]
         if unknown:
@@ -143,18 +150,6 @@ class JudgeRunLease(RowLease):
             raise JudgeRunStopped(f"judge run {self.run_id} was cancelled")
 
 
-def _claim(run_id: int, worker: str) -> JudgeRun | None:
-    now = timezone.now()
-    run = JudgeRun.objects.get(pk=run_id)
-    taken = JudgeRun.objects.filter(pk=run_id, status=JudgeRun.Status.QUEUED).update(
-        status=JudgeRun.Status.RUNNING, worker=worker, started_at=now, lease_expires_at=now + lease_duration(),
-        attempts=run.attempts + 1, error="", finished_at=None)
-    if not taken:
-        return None
-    run.refresh_from_db()
-    return run
-
-
 def _store(run: JudgeRun, item_id: int, record: JudgmentRecord) -> None:
     try:
         with transaction.atomic():
@@ -167,14 +162,17 @@ def _store(run: JudgeRun, item_id: int, record: JudgmentRecord) -> None:
 
 
 def judge_run_process(run_id: int, *, worker: str = "") -> JudgeRun | None:
-    """Take queued run ``run_id`` and judge what is not stored yet; the run ends ``done`` (every judgment
+    """Take run ``run_id`` (queued, or running under a lease that ran out: :func:`metaeval.leases.claim`, the
+    take-over rule the reclaimers follow) and judge what is not stored yet; the run ends ``done`` (every judgment
     stored, ``invalid`` ones included), ``failed`` (the judge cannot be set up, e.g. a missing API key variable
-    or model folder, or every call of this attempt failed) or ``cancelled``. None when the run was not queued
-    (another worker has it, or it ended). A lost lease stops without writing the status (the reclaimer or the
-    new worker does)."""
-    run = _claim(run_id, worker)
-    if run is None:
+    or model folder, or every call of this attempt failed; or, taken over, no attempt was left) or
+    ``cancelled``. None when the run was not taken (ended, or another worker holds a valid lease). A lost lease
+    stops without writing the status (the reclaimer or the new worker does)."""
+    taken, run = claim(JudgeRun, run_id, worker=worker, event="judge_run", error="", finished_at=None)
+    if taken == "skipped":
         return None
+    if run.status != JudgeRun.Status.RUNNING:  # ended by the take-over rule
+        return run
     try:
         with JudgeRunLease(run, worker) as lease:
             outcome = _judge(run, lease)
@@ -195,7 +193,7 @@ def judge_run_process(run_id: int, *, worker: str = "") -> JudgeRun | None:
 
 def _judge(run: JudgeRun, lease: JudgeRunLease) -> tuple[str, str]:
     try:
-        judge = make_judge(run.kind, run.judge_settings)
+        judge = judge_for_run(run)
     except JudgeConfigError as exc:
         return JudgeRun.Status.FAILED, str(exc)
     templates = templates_from_json(run.templates, f"run {run.pk} templates")
@@ -258,29 +256,13 @@ def judge_run_resume(run: JudgeRun) -> JudgeRun:
 
 
 def judge_runs_reclaim_stale(*, now: Any = None) -> dict[str, list[int]]:
-    """Running judge runs whose worker stopped renewing the lease go back to the queue (and to Celery) while
-    they have attempts left (``METAEVAL_RUN_ATTEMPTS``), else fail saying why; a cancel request ends them
-    cancelled. Conditional UPDATEs, so two reclaimers never double a retry."""
-    now = now or timezone.now()
-    attempts = int(getattr(settings, "METAEVAL_RUN_ATTEMPTS", 3))
-    outcome: dict[str, list[int]] = {"retried": [], "failed": [], "cancelled": []}
-    for run in JudgeRun.objects.filter(status=JudgeRun.Status.RUNNING, lease_expires_at__lt=now):
-        row = JudgeRun.objects.filter(pk=run.pk, status=JudgeRun.Status.RUNNING, lease_expires_at__lt=now)
-        lost = f"its worker ({run.worker or 'unknown'}) stopped answering"
-        if run.cancel_requested:
-            if row.update(status=JudgeRun.Status.CANCELLED, finished_at=now, lease_expires_at=None,
-                          error=f"cancelled by a researcher; {lost}"):
-                outcome["cancelled"].append(run.pk)
-        elif run.attempts < attempts:
-            if row.update(status=JudgeRun.Status.QUEUED, worker="", lease_expires_at=None,
-                          error=f"retrying: {lost} (attempt {run.attempts} of {attempts})"):
-                outcome["retried"].append(run.pk)
-                run.refresh_from_db()
-                judge_run_launch(run)
-        elif row.update(status=JudgeRun.Status.FAILED, finished_at=now, lease_expires_at=None,
-                        error=f"{lost}; tried {run.attempts} times, the limit (METAEVAL_RUN_ATTEMPTS)"):
-            outcome["failed"].append(run.pk)
-    return outcome
+    """Running judge runs whose worker stopped renewing the lease, under the take-over rule of scoring runs
+    (:func:`metaeval.leases.stale_verdict`): back to the queue (and to Celery) while they have attempts left
+    (``METAEVAL_RUN_ATTEMPTS``), else failed saying why (the worker and its last heartbeat); a cancel request ends
+    them cancelled. Conditional UPDATEs, so any number of reclaimers never double a retry. Every worker calls it
+    every half lease (:mod:`metaeval.reclaimer`)."""
+    return reclaim_stale(JudgeRun, requeue=lambda verdict: {"error": verdict.message}, launch=judge_run_launch,
+                         event="judge_run", now=now)
 
 
 def judge_run_import(*, study: Study, data: bytes, file_name: str,

@@ -17,7 +17,7 @@ from django.views.decorators.http import require_http_methods
 
 from metaeval.core.fileio import ImporterError
 from metaeval.core.judges.prompts import DEFAULT_TEMPLATES, templates_json
-from survey import exporting, judge_runs, selectors, services
+from survey import exporting, judge_endpoints, judge_runs, selectors, services
 from survey.forms import DesignCostForm, JudgeRunForm, JudgmentFileForm
 from survey.models import JudgeRun, Study
 
@@ -130,7 +130,8 @@ def study_judges(request: HttpRequest, slug: str) -> HttpResponse:
     cancel or resume a run, follow progress."""
     study = get_object_or_404(Study, slug=slug, kind=Study.Kind.PREFERENCE)
     criteria = [criterion["name"] for criterion in study.criteria]
-    form = JudgeRunForm(criteria=criteria)
+    endpoints = list(judge_endpoints.endpoints_available())
+    form = JudgeRunForm(criteria=criteria, endpoints=endpoints)
     upload = JudgmentFileForm()
     action = request.POST.get("action", "") if request.method == "POST" else ""
     if action in ("cancel", "resume"):
@@ -144,11 +145,12 @@ def study_judges(request: HttpRequest, slug: str) -> HttpResponse:
                              + (", stopping at its next judgment." if run.cancel_requested else "."))
         return redirect("research:study_judges", slug=study.slug)
     if action == "start":
-        form = JudgeRunForm(request.POST, criteria=criteria)
+        form = JudgeRunForm(request.POST, criteria=criteria, endpoints=endpoints)
         if form.is_valid():
+            endpoint, chosen = form.judge_settings()
             try:
                 run = judge_runs.judge_run_create(
-                    study=study, kind=form.cleaned_data["kind"], settings=form.judge_settings(),
+                    study=study, endpoint=endpoint, settings=chosen,
                     criteria=form.cleaned_data["criteria"] or criteria, runs=form.cleaned_data["runs"],
                     templates=form.cleaned_data["templates"], user=request.user)
             except judge_runs.JudgeRunError as exc:
@@ -171,6 +173,7 @@ def study_judges(request: HttpRequest, slug: str) -> HttpResponse:
                 return redirect("research:study_judges", slug=study.slug)
     return render(request, "research/judges.html", {
         "study": study, "rows": selectors.study_judge_runs(study=study), "form": form, "upload": upload,
+        "endpoints": endpoints,
         "items": study.questionnaires.aggregate(n=Count("preference_items"))["n"],
         "default_templates": json.dumps(templates_json(DEFAULT_TEMPLATES), indent=2, ensure_ascii=False),
     })

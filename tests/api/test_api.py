@@ -35,6 +35,7 @@ PATHS = [
     "/api/studies/{slug}/judge-runs/{id}/",
     "/api/studies/{slug}/judge-runs/{id}/cancel/",
     "/api/studies/{slug}/judge-runs/{id}/resume/",
+    "/api/judge-endpoints/",
     "/api/judgment-sets/",
     "/api/runs/",
     "/api/runs/{id}/",
@@ -373,3 +374,18 @@ def test_cancel_and_retry_through_the_api(researcher_api, dataset, monkeypatch):
     assert retry.status_code == 201 and retry.json()["id"] != run["id"] and retry.json()["status"] == "queued"
     assert retry.json()["parameters"] == run["parameters"]
     assert researcher_api.post("/api/runs/999999/cancel/").status_code == 404
+
+
+def test_a_baseline_path_of_the_researchers_choice_is_refused_before_any_worker_opens_it(researcher_api, study,
+                                                                                        tmp_path):
+    """Issue 28's review of researcher settings that reach a worker (metaeval.run_policy): BERTScore's baseline
+    file was opened by the worker and its first line came back in the run's error message."""
+    secret = tmp_path / "environ"
+    secret.write_text("SECRET_KEY=the-platform-secret,DATABASE_URL=postgres://u:pw@db/x\n", encoding="utf-8")
+    body = {"dataset": "tiny", "measures": ["bertscore"], "measure_options": {"bertscore": {"baseline": str(secret)}}}
+    response = researcher_api.post("/api/runs/", body, format="json")
+    assert response.status_code == 400
+    assert response.json() == {"measure_options": [
+        "bertscore.baseline: not a baseline file the operator allows (METAEVAL_ALLOWED_BASELINES)"]}
+    assert not MetaevalRun.objects.exists()
+    assert "the-platform-secret" not in response.content.decode()
