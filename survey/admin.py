@@ -14,9 +14,9 @@ from django.urls import URLPattern, path, reverse
 from config.uploads import LimitedFileField
 from metaeval.core.fileio import ImporterError
 from survey import import_jobs, selectors, services
+from survey.admin_study_form import FIELDSETS, READONLY, StudyAdminForm
 from survey.importers import files as import_files
 from survey.models import (
-    REFERENCE_SYSTEM,
     Assignment,
     Dataset,
     Document,
@@ -293,14 +293,16 @@ class StudyAdmin(admin.ModelAdmin):
     list_filter = ["kind", "status", "dataset"]
     search_fields = ["slug", "title"]
     filter_horizontal = ["systems"]
-    readonly_fields = ["status", "created_by", "created_at"]
+    readonly_fields = READONLY
     actions = [generate_questionnaires, icopernicus_preset, open_studies, close_studies, draft_studies]
+    # fieldsets per kind, scale labels and criteria as rows, systems of the dataset (the reference ``user`` never:
+    # its pair is in every questionnaire anyway); see survey/admin_study_form.py
+    form = StudyAdminForm
+    fieldsets = FIELDSETS
 
-    def formfield_for_manytomany(self, db_field, request: HttpRequest, **kwargs):
-        """The reference ``user`` is never a study system: its pair is in every questionnaire anyway."""
-        if db_field.name == "systems":
-            kwargs["queryset"] = System.objects.exclude(name=REFERENCE_SYSTEM)
-        return super().formfield_for_manytomany(db_field, request, **kwargs)
+    class Media:
+        js = ["survey/admin_study.js"]
+        css = {"all": ["survey/admin_study.css"]}
 
     def save_model(self, request: HttpRequest, obj: Study, form, change: bool) -> None:
         if not change:
