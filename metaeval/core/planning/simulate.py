@@ -157,6 +157,9 @@ class Simulation:
     covered_share: np.ndarray
     rank_best: np.ndarray
     rank_worst: np.ndarray
+    #: judgments per pair (:func:`~.adaptive.pairs_of` order) and the sum of the first system's scores
+    pair_counts: np.ndarray
+    pair_scores: np.ndarray
     curve: list[dict[str, float]] = field(default_factory=list)
 
     def summary(self) -> dict[str, object]:
@@ -270,7 +273,8 @@ def simulate(truth: Truth, settings: Settings) -> Simulation:
     stopped = stop_reached(s.rule, _order(theta), full_low, full_high)
     return Simulation(truth=truth, settings=s, judgments=used, stopped=stopped, discordant=discordant, exact=exact,
                       false_separation=wrong.any(axis=1), covered_all=covered.all(axis=1),
-                      covered_share=covered.mean(axis=1), rank_best=best, rank_worst=worst, curve=curve)
+                      covered_share=covered.mean(axis=1), rank_best=best, rank_worst=worst, pair_counts=count,
+                      pair_scores=score, curve=curve)
 
 
 def _intervals(s: Settings, count: np.ndarray, score: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
