@@ -100,7 +100,9 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     result = simulate(truth, settings)
-    tables = {"summary": [result.summary()], "systems": result.system_rows(), "curve": result.curve}
+    tables: dict[str, list[dict[str, object]]] = {
+        "summary": [result.summary()], "systems": result.system_rows(),
+        "curve": [dict(row) for row in result.curve]}
     rows = tables[args.table]
     if args.format == "json":
         document = {"truth": {"systems": list(truth.systems), "elo": list(truth.elo)},

@@ -115,9 +115,10 @@ def hj_power(
     cells = list(itertools.product(study.measures, [HJ_PREFIX + name for name in options.aux]))
     rows: list[dict[str, object]] = []
     for k in raters:
-        widths = {(c, m): [] for c in range(len(cells)) for m in resampling.METHODS}
-        excludes = {key: 0 for key in widths}
-        estimates = {key: [] for key in widths}
+        keys = [(c, m) for c in range(len(cells)) for m in resampling.METHODS]
+        widths: dict[tuple[int, str], list[float]] = {key: [] for key in keys}
+        excludes = {key: 0 for key in keys}
+        estimates: dict[tuple[int, str], list[float]] = {key: [] for key in keys}
         for r in range(replicates):
             rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(k, r)))
             table = _resample(groups, k, rng, ratings)
