@@ -98,20 +98,27 @@ def adjacent_pairs(theta: np.ndarray) -> np.ndarray:
 
 
 def arena_weights(count: np.ndarray, variance: np.ndarray, *, floor: float = DEFAULT_FLOOR,
-                  focus: np.ndarray | None = None) -> np.ndarray:
+                  focus: np.ndarray | None = None, candidates: np.ndarray | None = None) -> np.ndarray:
     """Probabilities from per-pair counts and BT variances (module docstring): w = sqrt(V) (1 - sqrt(n / (n + 1))),
-    the unjudged pairs first, ``floor`` spread evenly. ``focus`` (a boolean per pair, e.g. :func:`adjacent_pairs`)
-    keeps the rule's weight on those pairs only; the others get the floor alone."""
+    the unjudged pairs first, ``floor`` spread evenly. ``candidates`` (a boolean per pair; default all) are the pairs
+    that may be drawn at all: the others get probability 0 and the floor is spread over the candidates. ``focus``
+    (a boolean per pair, e.g. :func:`adjacent_pairs`) keeps the rule's weight on those pairs only; the other
+    candidates get the floor alone (all of the rule's share when no candidate is in focus)."""
     if not 0.0 <= floor <= 1.0:
         raise ValueError(f"the floor must lie between 0 and 1, not {floor!r}")
     count = np.asarray(count, dtype=np.float64)
-    weight = np.sqrt(variance) * (1.0 - np.sqrt(count / (count + 1.0)))
+    allowed = np.ones(count.shape, dtype=bool) if candidates is None else np.broadcast_to(candidates, count.shape)
+    if not allowed.any(axis=-1).all():
+        raise ValueError("no candidate pair")
+    weight = np.where(allowed, np.sqrt(variance) * (1.0 - np.sqrt(count / (count + 1.0))), 0.0)
     if focus is not None:
-        weight = np.where(focus, weight, 0.0)
-    unjudged = count == 0
+        focused = np.where(focus, weight, 0.0)
+        weight = np.where((focused > 0).any(axis=-1, keepdims=True), focused, weight)
+    unjudged = (count == 0) & allowed
     weight = np.where(unjudged.any(axis=-1, keepdims=True), unjudged.astype(np.float64), weight)
-    share = weight / weight.sum(axis=-1, keepdims=True)
-    return floor / count.shape[-1] + (1.0 - floor) * share
+    total = weight.sum(axis=-1, keepdims=True)
+    share = np.where(total > 0, weight / np.where(total > 0, total, 1.0), allowed / allowed.sum(axis=-1, keepdims=True))
+    return allowed * floor / allowed.sum(axis=-1, keepdims=True) + (1.0 - floor) * share
 
 
 def uniform_probabilities(n: int) -> np.ndarray:
@@ -121,9 +128,11 @@ def uniform_probabilities(n: int) -> np.ndarray:
 
 
 def arena_probabilities(count: np.ndarray, score: np.ndarray, n: int, *, floor: float = DEFAULT_FLOOR,
+                        candidates: np.ndarray | None = None, focus: np.ndarray | None = None,
                         regulariser: float = REGULARISER) -> np.ndarray:
     """``(..., P)`` sampling probabilities of the pairs (module docstring): Chatbot Arena's rule with the BT fit's
-    variances, the unjudged pairs first, and ``floor`` spread evenly."""
+    variances, the unjudged pairs first, and ``floor`` spread evenly; ``candidates`` and ``focus`` as in
+    :func:`arena_weights` (the fit uses every pair's judgments)."""
     count = np.asarray(count, dtype=np.float64)
     score = np.asarray(score, dtype=np.float64)
     if n < 2 or count.shape[-1] != n * (n - 1) // 2 or score.shape != count.shape:
@@ -131,7 +140,7 @@ def arena_probabilities(count: np.ndarray, score: np.ndarray, n: int, *, floor: 
     if (count < 0).any() or (score < 0).any() or (score > count).any():
         raise ValueError("each pair needs 0 <= score <= count")
     _, variance = bt_fit_variance(win_matrices(count, score, n), regulariser=regulariser)
-    return arena_weights(count, variance, floor=floor)
+    return arena_weights(count, variance, floor=floor, candidates=candidates, focus=focus)
 
 
 @dataclass(frozen=True)

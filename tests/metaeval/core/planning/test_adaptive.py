@@ -134,3 +134,18 @@ def test_draw_refuses_what_it_cannot_use() -> None:
     with pytest.raises(ValueError):
         next_assignments(p, ["A", "A", "B", "C"], CASES, [], k=1, seed=0)
     assert next_assignments(p, SYSTEMS, CASES, [], k=0, seed=0) == []
+
+
+def test_only_candidate_pairs_are_drawn() -> None:
+    count = np.array([4.0, 0.0, 9.0, 2.0, 5.0, 7.0])
+    score = np.array([1.0, 0.0, 4.0, 1.5, 2.0, 3.0])
+    candidates = np.array([True, False, True, True, False, True])
+    probabilities = arena_probabilities(count, score, 4, floor=0.2, candidates=candidates)
+    assert probabilities[~candidates].tolist() == [0.0, 0.0]  # the unjudged pair 1 is not a candidate
+    assert probabilities.sum() == pytest.approx(1.0, abs=1e-15) and probabilities[candidates].min() >= 0.2 / 4
+    _, variance = bt_fit_variance(win_matrices(count, score, 4))
+    weight = np.sqrt(variance) * (1 - np.sqrt(count / (count + 1)))
+    share = np.where(candidates, weight, 0) / weight[candidates].sum()
+    assert probabilities == pytest.approx(np.where(candidates, 0.2 / 4, 0) + 0.8 * share, rel=1e-12)
+    with pytest.raises(ValueError, match="no candidate"):
+        arena_probabilities(count, score, 4, candidates=np.zeros(6, dtype=bool))
