@@ -33,8 +33,10 @@ from metaeval.cli_edins import add_edins_command
 from metaeval.cli_judge import add_judge_command
 from metaeval.cli_meta_accuracy import add_meta_accuracy_command
 from metaeval.cli_pairwise import add_pairwise_command
+from metaeval.cli_power import add_power_command
 from metaeval.cli_probes import PIVOT_COLUMNS, add_probes_command, pivot_rows
 from metaeval.cli_prompts import add_prompts_command
+from metaeval.cli_simulate import add_simulate_command
 from metaeval.cli_surrogates import add_surrogates_command
 from metaeval.cli_zopf import add_zopf_command
 from metaeval.core.cache import open_cache
@@ -599,6 +601,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_prompts_command(commands)
     add_probes_command(commands)
     add_surrogates_command(commands)
+    add_power_command(commands)
+    add_simulate_command(commands)
     return parser
 
 

@@ -4,7 +4,8 @@
                                 [--seed N] [--judge-kind human|llm|...] [--table ratings|wtl] [--format csv|json]
 
 ``--table ratings`` (default): one row per (criterion, system), criteria sorted and ``overall`` last, systems in
-order of first appearance in the whole file's game list; ``--table wtl``: one row per (criterion, system pair).
+order of first appearance in the whole file's game list, ending with the rank and its range from the BT intervals
+(``rank,rank_best,rank_worst``: conventions sec. 27); ``--table wtl``: one row per (criterion, system pair).
 Conventions: docs/conventions.md sec. 17. Numbers are printed with full float precision.
 """
 from __future__ import annotations
@@ -24,6 +25,7 @@ from metaeval.core.pairwise.elo import EloParams
 from metaeval.core.pairwise.games import NoGames, require_games, win_tie_loss
 from metaeval.core.pairwise.judgments import load_judgments, with_judge_kind
 from metaeval.core.pairwise.leaderboard import COLUMNS, leaderboard
+from metaeval.core.planning.ranks import RANK_COLUMNS, with_rank_columns
 from metaeval.core.records import json_safe, write_csv
 
 __all__ = ["WTL_COLUMNS", "add_pairwise_command", "cmd_pairwise"]
@@ -77,7 +79,8 @@ def cmd_pairwise(args: argparse.Namespace) -> int:
         columns: Sequence[str] = WTL_COLUMNS
     else:
         board = leaderboard(games, params, n_boot=args.n_boot, seed=seed, regulariser=REGULARISER)
-        rows, columns, regularised = board.rows, COLUMNS, board.regularised
+        rows = with_rank_columns(board.rows, group="criterion", value="bt", low="bt_ci_low", high="bt_ci_high")
+        columns, regularised = (*COLUMNS, *RANK_COLUMNS), board.regularised
     if args.format == "json":
         document = {
             "source": table.source, "table": args.table,
@@ -92,6 +95,8 @@ def cmd_pairwise(args: argparse.Namespace) -> int:
                 "bootstrap": "numpy default_rng(seed).integers(0, games, size=(games, n_boot)); column r = round r",
                 "percentiles": f"numpy.percentile {list(PERCENTILES)}, method linear",
                 "bradley_terry": "MLE, ties half a win each way, scale*log_base(p) with mean init",
+                "ranks": "rank: 1 + systems with a higher bt; rank_best: 1 + systems whose BT interval lies wholly "
+                         "above; rank_worst: systems - those whose BT interval lies wholly below (Chatbot Arena)",
                 "regulariser": {"virtual_half_wins_each_way": REGULARISER,
                                 "when": "the comparison graph is not strongly connected",
                                 "used": regularised},

@@ -20,7 +20,7 @@ c3,relevance,C,A,tie,llm
 c4,relevance,C,B,invalid,llm
 """
 RATING_COLUMNS = ("criterion,system,elo,elo_median,elo_ci_low,elo_ci_high,bt,bt_ci_low,bt_ci_high,"
-                  "wins,ties,losses,games")
+                  "wins,ties,losses,games,rank,rank_best,rank_worst")
 
 
 @pytest.fixture
@@ -48,11 +48,18 @@ def test_ratings_table(judgments):
         assert repr(float(row["elo"])) == row["elo"]  # full precision
         assert float(row["elo_ci_low"]) <= float(row["elo_median"]) <= float(row["elo_ci_high"])
         assert float(row["bt_ci_low"]) <= float(row["bt_ci_high"])
+        assert 1 <= int(row["rank_best"]) <= int(row["rank_worst"]) <= 3 and 1 <= int(row["rank"]) <= 3
     for criterion in ("quality", "relevance", "overall"):
         elo = [float(r["elo"]) for r in rows if r["criterion"] == criterion]
         bt = [float(r["bt"]) for r in rows if r["criterion"] == criterion]
         assert sum(elo) == pytest.approx(1000 * len(elo), abs=1e-9)
         assert sum(bt) / len(bt) == pytest.approx(1000.0, abs=1e-9)
+        board = [r for r in rows if r["criterion"] == criterion]
+        for r in board:  # Chatbot Arena's rank range from the BT intervals
+            above = sum(float(o["bt_ci_low"]) > float(r["bt_ci_high"]) for o in board)
+            below = sum(float(o["bt_ci_high"]) < float(r["bt_ci_low"]) for o in board)
+            assert (int(r["rank_best"]), int(r["rank_worst"])) == (1 + above, len(board) - below)
+            assert int(r["rank"]) == 1 + sum(float(o["bt"]) > float(r["bt"]) for o in board)
     # seeded: the same seed prints the same table
     assert run("pairwise", judgments, "--seed", "3", "--n-boot", "200")[1] == out
 
