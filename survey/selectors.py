@@ -882,10 +882,11 @@ def _human_judgment_rows(study: Study, exclude_excluded: bool, cells: dict[int, 
     current: int | None = None
 
     def flush() -> Iterator[dict[str, object]]:
-        for _assignment, participant, item_id, criterion, winner, shown_first, _position, *review in sorted(
-                batch, key=lambda j: (j[6], order.get(j[3], len(order)))):
+        for _assignment, participant, item_id, criterion, winner, shown_first, _position, review, excluded, note in (
+                sorted(batch, key=lambda j: (j[6], order.get(j[3], len(order))))):
             yield _judgment_row(cells[item_id], criterion=criterion, winner=winner, judge=rater_id(participant),
-                                judge_kind="human", run="", shown_first=shown_first, review=review_cells(*review))
+                                judge_kind="human", run="", shown_first=shown_first,
+                                review=review_cells(review, excluded, note))
 
     for judgment in values.iterator(chunk_size=2000):
         if judgment[0] != current and batch:

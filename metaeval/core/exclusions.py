@@ -9,6 +9,7 @@ exactly the participants a run on the platform leaves out. No Django here.
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -177,7 +178,7 @@ class RaterFilter:
         elif named:
             unknown = [name for name in named if name not in self._raters]
             if unknown:
-                known = [name for name in self._raters if name]
+                known = sorted((name for name in self._raters if name), key=_natural)
                 shown = ", ".join(known[:20]) + (", ..." if len(known) > 20 else "")
                 problems.add(self.file, line, f"--exclude-raters: no rater {', '.join(unknown)} in this file "
                              f"(its raters: {shown or 'none'})")
@@ -189,6 +190,11 @@ class RaterFilter:
             rows=self.rows, raters=len(self._raters),
         )
         return self.exclusions
+
+
+def _natural(name: str) -> list[object]:
+    """Sort key: ``P2`` before ``P10``."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
 
 
 def review_of(row: Mapping[str, object]) -> tuple[object, object, object]:

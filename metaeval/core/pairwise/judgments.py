@@ -203,9 +203,10 @@ def _read_csv(text: str, file: str, problems: Problems, out: list[Judgment], cho
             judgment = _clean([fields[i] if i is not None else "" for i in positions], start)
             if judgment is None:
                 judgment = _parse(dict(zip(header, fields, strict=True)), start, file, problems)
-            if review_at is not None and not chooser.keep(
-                    start, *(fields[i] if i is not None else None for i in review_at), problems=problems):
-                continue
+            if review_at is not None:
+                judge, excluded, review, note = (fields[i] if i is not None else None for i in review_at)
+                if not chooser.keep(start, judge, excluded, review, note, problems):
+                    continue
             if judgment is not None:
                 out.append(judgment)
     except csv.Error as exc:
