@@ -43,10 +43,13 @@ def demo(tmp_path, monkeypatch, settings) -> Client:
 
 
 def _review(client: Client, study: Study, participants: list[Participant], action: str, note: str = "") -> None:
-    """Press the participants page's button for ``participants``, as a researcher does."""
+    """Press the participants page's button for ``participants``, as a researcher does; the page says what the
+    downloads and the command line do with them."""
     page = client.post(f"/research/studies/{study.slug}/participants/",
                        {"participant": [p.pk for p in participants], "action": action, "note": note}, follow=True)
-    assert page.status_code == 200 and f"{len(participants)} participant" in page.content.decode()
+    text = page.content.decode()
+    assert page.status_code == 200 and f"{len(participants)} participant" in text
+    assert "<code>python -m metaeval</code> leaves those rows out too" in text
 
 
 def _download(client: Client, url: str, path: Path) -> str:
