@@ -26,6 +26,7 @@ MARKED, NAMED = "marked", "named"
 _KEPT = "kept"  # marked excluded, kept by include_excluded
 _TRUE = frozenset({"1", "true", "yes"})
 _FALSE = frozenset({"0", "false", "no", ""})
+_NOT_EXCLUDED = ("0", "", None)  # the cells an export writes for a rater not excluded (0 in JSON: see excluded_cell)
 
 
 def excluded_cell(value: object) -> bool | None:
@@ -152,18 +153,18 @@ class RaterFilter:
              problems: Problems | None = None) -> bool:
         """Whether the row at ``line`` of ``rater`` with these review cells is kept; a bad ``excluded`` cell is a
         problem at ``line`` (the row is then not kept)."""
-        flag = excluded_cell(excluded)
+        flag = False if excluded in _NOT_EXCLUDED else excluded_cell(excluded)  # the common cells first
         if flag is None:
             if problems is not None:
                 problems.add(self.file, line, f'field "{EXCLUDED_COLUMN}": expected 1 (excluded) or 0, or empty; '
                              f"found {excluded!r}")
             return False
-        name = "" if rater is None else str(rater)
+        name = rater if isinstance(rater, str) else "" if rater is None else str(rater)
         self.rows += 1
-        self._raters.setdefault(name, None)
-        why = self.choice.drops(name, flag)
-        if why is None and not flag:
+        self._raters[name] = None
+        if not flag and name not in self.choice.exclude:
             return True
+        why = self.choice.drops(name, flag)
         key = (name, why or _KEPT)
         self._counts[key] = self._counts.get(key, 0) + 1
         self._reviews.setdefault(key, ("" if review is None else str(review), "" if note is None else str(note)))
