@@ -105,7 +105,9 @@ def cmd_agreement(args: argparse.Namespace) -> int:
                 "decisive_accuracy": "accuracy over the items where neither outcome is a tie",
                 "human_human": "items with 2+ human judgments: mean share of agreeing pairs of human judgments",
                 "judge_human": "the same items: mean share of human judgments equal to the judge's outcome",
-                "position_consistency": "items with runs in both orders: the two orders' pooled outcomes agree",
+                "position_consistency": "all the judge's items with runs in both orders: the two orders' pooled "
+                                        "outcomes agree (position, first-shown and self-consistency: the judge's "
+                                        "items, people or not)",
                 "judge_first_shown": "share of the judge's non-tie judgments that chose the text shown first",
                 "self_consistency": "items with 2+ judge runs: mean share of agreeing pairs of runs",
                 "judge_longer": "items with known, unequal lengths: mean score of the longer text in the judge's "

@@ -29,7 +29,7 @@ def test_rows_and_columns(judgments):
     assert (quality["judge"], quality["items"]) == ("gpt", "3")
     assert float(quality["cohen_kappa"]) == pytest.approx(0.5, abs=1e-15)
     assert float(quality["accuracy"]) == pytest.approx(2 / 3)
-    assert (quality["position_items"], quality["position_consistency"]) == ("2", "0.5")
+    assert quality["position_items"] == "3" and float(quality["position_consistency"]) == pytest.approx(1 / 3)
     assert (quality["length_items"], quality["judge_longer"], quality["human_longer"]) == ("2", "0.5", "0.5")
     assert rows["relevance"]["human_human"] == ""  # no item with two people: empty, not 0
     assert "4 items with both games; 9 human and 10 judge judgments, 1 invalid left out" in err

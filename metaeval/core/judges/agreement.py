@@ -4,7 +4,8 @@ length bias where the texts' lengths are known.
 
 Input: an :class:`~metaeval.core.judges.items.ItemSet` (items with their people's and judge's votes and games).
 One row per criterion (sorted), then ``overall`` (the items of every criterion together); the columns are
-:data:`COLUMNS`. A share over no item is None.
+:data:`COLUMNS`. Agreement, the ceiling and the length bias use the items with both games; the judge's position
+and self-consistency every item it judged. A share over no item is None.
 """
 from __future__ import annotations
 
@@ -86,10 +87,12 @@ def _row(criterion: str, judge: str, items: Sequence[Item], style: StyleData | N
     human_human = [pair_agreement(vote.outcome for vote in item.human) for item in ceiling]
     judge_human = [sum(vote.outcome == item.judge_outcome for vote in item.human) / len(item.human)
                    for item in ceiling]
-    position = [consistent for item in both if (consistent := _position_consistent(item.judge)) is not None]
-    first_shown = [float(vote.outcome == vote.first) for item in both for vote in item.judge
+    judged = [item for item in items if item.judge_outcome is not None]  # the judge alone: all its items
+    position = [consistent for item in judged if (consistent := _position_consistent(item.judge)) is not None]
+    first_shown = [float(vote.outcome == vote.first) for item in judged for vote in item.judge
                    if vote.first and vote.outcome != "tie"]
-    self_agreement = [share for item in both if (share := pair_agreement(v.outcome for v in item.judge)) is not None]
+    self_agreement = [share for item in judged if (share := pair_agreement(v.outcome for v in item.judge))
+                      is not None]
     judge_longer: list[float] = []
     human_longer: list[float] = []
     if style is not None:

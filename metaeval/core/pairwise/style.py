@@ -48,7 +48,7 @@ TOLERANCE = 1e-10  # largest Newton step (natural-log units) at convergence
 MAX_ITERATIONS = 200
 MAX_STEP = 2.0
 RANK_DECIMALS = 6  # ratings equal to 1e-6 Elo points share a rank
-COUNT_CELLS = 1 << 24  # resampled game counts held at once (rounds x games); more are drawn again per chunk
+COUNT_CELLS = 1 << 23  # resampled game counts held at once (rounds x games); more are drawn again per chunk
 
 
 _SEPARATION = "the covariates separate wins from losses on these games, so the likelihood has no finite maximum"
@@ -142,7 +142,7 @@ def fit_style(games: GameArrays, z: np.ndarray, weights: np.ndarray | None = Non
         s, w = np.concatenate([s, np.full(len(va), 0.5)]), np.concatenate([w, vw])
         z = np.concatenate([z, np.zeros((len(va), k))])
     x = _design(a, b, z, n)
-    if np.linalg.matrix_rank(x) < x.shape[1]:
+    if np.linalg.matrix_rank(x.T @ x) < x.shape[1]:
         raise StyleFitError("a style covariate is determined by the systems or by the other covariates on these "
                             "games (e.g. every text of a system has the same length), so style and system cannot "
                             "be told apart")
@@ -210,33 +210,80 @@ class StyleBoard:
 
 def _counts(n_games: int, n_boot: int, seed: int | None, first: int, last: int) -> np.ndarray:
     """How often each game is drawn in rounds first..last-1 of the leaderboard's draws, (rounds, games)."""
-    counts = np.zeros((last - first) * n_games, dtype=np.uint32)
-    offsets = np.arange(last - first, dtype=np.intp) * n_games
-    for block in draw_blocks(n_games, n_boot, seed):
-        np.add.at(counts, (block[:, first:last] + offsets).ravel(), 1)
+    columns = np.vstack([block[:, first:last] for block in draw_blocks(n_games, n_boot, seed)])
+    flat = (columns.T + (np.arange(last - first, dtype=np.intp) * n_games)[:, None]).ravel()
+    counts = np.bincount(flat, minlength=(last - first) * n_games).astype(np.uint32)
     return counts.reshape(last - first, n_games)
+
+
+def _fit_rounds(x: np.ndarray, s: np.ndarray, weights: np.ndarray, start: np.ndarray) -> np.ndarray:
+    """Newton's method for many rounds at once (each a weight vector, rows of ``weights``) from ``start``: full
+    steps (at most MAX_STEP), the information matrices as one product with the games' outer products x x^T.
+    Parameters per round; NaN where a round does not converge (no maximum) or its information is singular."""
+    rounds, p = len(weights), x.shape[1]
+    outer = (x[:, :, None] * x[:, None, :]).reshape(len(x), p * p)
+    params = np.tile(start, (rounds, 1))
+    active = np.arange(rounds)
+    for _ in range(MAX_ITERATIONS):
+        w = weights[active].T  # (games, active)
+        eta = x @ params[active].T
+        sigma = 1.0 / (1.0 + np.exp(-eta))
+        gradient = (x.T @ (w * (s[:, None] - sigma))).T  # (active, p)
+        information = ((w * sigma * (1.0 - sigma)).T @ outer).reshape(len(active), p, p)
+        try:
+            step = np.linalg.solve(information, gradient[..., None])[..., 0]
+        except np.linalg.LinAlgError:
+            step = np.full((len(active), p), np.nan)
+            for k in range(len(active)):
+                try:
+                    step[k] = np.linalg.solve(information[k], gradient[k])
+                except np.linalg.LinAlgError:
+                    continue
+        largest = np.abs(step).max(axis=1)
+        bad = ~np.isfinite(largest)
+        params[active[bad]] = np.nan
+        step[bad], largest[bad] = 0.0, 0.0
+        step *= np.minimum(1.0, MAX_STEP / np.maximum(largest, MAX_STEP * 1e-300))[:, None]
+        params[active] += step
+        active = active[~bad & (largest >= TOLERANCE)]
+        if not len(active):
+            return params
+    params[active] = np.nan
+    return params
+
+
+#: (rounds x games) weights handled at once by the batched bootstrap fits (about 16 MB per matrix)
+ROUND_CELLS = 1 << 21
 
 
 def _bootstrap(arrays: GameArrays, z: np.ndarray, point: StyleFit, params: EloParams, n_boot: int,
                seed: int | None, regulariser: float) -> tuple[np.ndarray, np.ndarray, int]:
-    """Ratings and coefficients of every round (rows; NaN for a failed round) and the number of failed rounds."""
-    ratings = np.full((n_boot, len(arrays.players)), np.nan)
-    coefficients = np.full((n_boot, z.shape[1]), np.nan)
+    """Ratings and coefficients of every round (rows; NaN for a failed round) and the number of failed rounds.
+    Each round is the weighted fit of :func:`fit_style` (virtual draws where its graph is not strongly connected),
+    solved for a chunk of rounds at once (:func:`_fit_rounds`)."""
+    n, k = len(arrays.players), z.shape[1]
+    va, vb, vw = _virtual_games(n, regulariser)
+    x = _design(np.concatenate([arrays.a, va]), np.concatenate([arrays.b, vb]),
+                np.concatenate([z, np.zeros((len(va), k))]), n)
+    s = np.concatenate([arrays.s, np.full(len(va), 0.5)])
     start = _parameters(point, params.scale, params.base)
-    chunk = max(1, COUNT_CELLS // max(len(arrays), 1))
-    failed = 0
-    for first in range(0, n_boot, chunk):
-        last = min(n_boot, first + chunk)
-        for offset, weights in enumerate(_counts(len(arrays), n_boot, seed, first, last)):
-            try:
-                fit = fit_style(arrays, z, weights, scale=params.scale, base=params.base, init=params.init,
-                                regulariser=regulariser, start=start)
-            except StyleFitError:
-                failed += 1
-                continue
-            ratings[first + offset] = fit.ratings
-            coefficients[first + offset] = fit.coefficients
-    return ratings, coefficients, failed
+    found = np.full((n_boot, len(start)), np.nan)
+    incidence = np.zeros((len(arrays), n * n))  # a round's counts times this: its win matrix (sec. 17 item 8)
+    np.add.at(incidence, (np.arange(len(arrays)), arrays.a * n + arrays.b), arrays.s)
+    np.add.at(incidence, (np.arange(len(arrays)), arrays.b * n + arrays.a), 1.0 - arrays.s)
+    drawn = max(1, COUNT_CELLS // max(len(arrays), 1))  # rounds whose counts are drawn at once
+    fitted = max(1, ROUND_CELLS // max(len(arrays), 1))  # rounds fitted at once
+    for first in range(0, n_boot, drawn):
+        counts = _counts(len(arrays), n_boot, seed, first, min(n_boot, first + drawn))
+        for offset in range(0, len(counts), fitted):
+            part = counts[offset:offset + fitted].astype(np.float64)
+            regularised = ~strongly_connected((part @ incidence).reshape(-1, n, n))
+            weights = np.hstack([part, np.outer(regularised, vw)])
+            found[first + offset:first + offset + len(part)] = _fit_rounds(x, s, weights, start)
+    theta = np.hstack([np.zeros((n_boot, 1)), found[:, : n - 1]]) * (params.scale / math.log(params.base))
+    ratings = theta - theta.mean(axis=1, keepdims=True) + params.init
+    failed = int(np.isnan(found).any(axis=1).sum())
+    return ratings, found[:, n - 1:], failed
 
 
 def style_leaderboard(games: Sequence[Game], data: StyleData, names: Sequence[str] | None = None, *,

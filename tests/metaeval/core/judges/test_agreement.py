@@ -33,12 +33,13 @@ def test_quality_by_hand():
     assert row["ceiling_items"] == 3
     assert row["human_human"] == pytest.approx(1 / 9)
     assert row["judge_human"] == pytest.approx(5 / 9)
-    # position: c1 A-first runs a, a -> a; B-first runs b, a -> tie: inconsistent; c2 b / b: consistent; c5 one order
-    assert (row["position_items"], row["position_consistency"]) == (2, 0.5)
-    # chose the text shown first: c1 3 of 4, c2 1 of 2, c5 1 of 1
-    assert (row["first_shown_judgments"], row["judge_first_shown"]) == (7, pytest.approx(5 / 7))
-    # runs agreeing in pairs: c1 a, b, a, a -> 3 of 6; c2 -> 1 of 1
-    assert (row["self_items"], row["self_consistency"]) == (2, 0.75)
+    # the judge alone, on every item it judged (c3 too): position: c1 A-first runs a, a -> a, B-first runs b, a ->
+    # tie: inconsistent; c2 b / b: consistent; c3 a / b: inconsistent; c5 has one order only
+    assert (row["position_items"], row["position_consistency"]) == (3, pytest.approx(1 / 3))
+    # chose the text shown first: c1 3 of 4, c2 1 of 2, c3 2 of 2, c5 1 of 1
+    assert (row["first_shown_judgments"], row["judge_first_shown"]) == (9, pytest.approx(7 / 9))
+    # runs agreeing in pairs: c1 a, b, a, a -> 3 of 6; c2 -> 1 of 1; c3 a, b -> 0 of 1
+    assert (row["self_items"], row["self_consistency"]) == (3, pytest.approx(0.5))
     # longer text: c1 A (a): judge a -> 1, people a -> 1; c2 B (a): judge b -> 0, people b -> 0; c5 equal lengths
     assert (row["length_items"], row["judge_longer"], row["human_longer"]) == (2, 0.5, 0.5)
 
@@ -48,6 +49,8 @@ def test_relevance_and_overall_by_hand():
     relevance = rows["relevance"]
     assert (relevance["items"], relevance["accuracy"], relevance["cohen_kappa"]) == (1, 0.0, 0.0)
     assert (relevance["ceiling_items"], relevance["human_human"], relevance["position_items"]) == (0, None, 0)
+    # one run, B shown first, A chosen
+    assert (relevance["first_shown_judgments"], relevance["judge_first_shown"]) == (1, 0.0)
     # lengths belong to (case, system): c1's A is longer under relevance too; judge a -> 1, people b -> 0
     assert (relevance["length_items"], relevance["judge_longer"], relevance["human_longer"]) == (1, 1.0, 0.0)
     overall = rows["overall"]
@@ -55,6 +58,8 @@ def test_relevance_and_overall_by_hand():
     assert (overall["items"], overall["accuracy"]) == (4, 0.5)
     assert overall["cohen_kappa"] == pytest.approx(3 / 11, abs=1e-15)
     assert overall["length_items"] == 3
+    assert (overall["position_items"], overall["first_shown_judgments"], overall["judge_first_shown"]) == (3, 10, 0.7)
+    assert (overall["self_items"], overall["self_consistency"]) == (3, pytest.approx(0.5))
     assert (overall["judge_longer"], overall["human_longer"]) == (pytest.approx(2 / 3), pytest.approx(1 / 3))
     assert [r["criterion"] for r in agreement_rows(build_items(table(), "gpt"))] == ["quality", "relevance",
                                                                                       "overall"]
