@@ -229,9 +229,9 @@ def _row(record: Mapping[str, object], columns: _Columns, line: int, collector: 
     case_id, model_a, model_b = (record.get(key) for key in ("case_id", "model_a", "model_b"))
     if isinstance(case_id, int) and not isinstance(case_id, bool):
         case_id = str(case_id)
-    if not all(isinstance(value, str) and value for value in (case_id, model_a, model_b)):
+    if not (isinstance(case_id, str) and isinstance(model_a, str) and isinstance(model_b, str)
+            and case_id and model_a and model_b):
         return  # the judgment loader reports it
-    assert isinstance(case_id, str) and isinstance(model_a, str) and isinstance(model_b, str)
     for side, system in (("a", model_a), ("b", model_b)):
         length = None
         if columns.lengths:
@@ -296,9 +296,8 @@ def _read_csv(text: str, file: str, problems: Problems, collector: _Collector) -
                 if not (columns.texts or columns.lengths or columns.side or columns.pair):
                     return
                 continue
-            if len(fields) != len(header):
+            if len(fields) != len(header) or columns is None:
                 continue  # the judgment loader reports it
-            assert columns is not None
             record = {name: from_spreadsheet_safe(value) for name, value in zip(header, fields, strict=True)}
             _row(record, columns, start, collector)
     except csv.Error:

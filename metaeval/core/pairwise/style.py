@@ -135,7 +135,7 @@ def fit_style(games: GameArrays, z: np.ndarray, weights: np.ndarray | None = Non
     a, b, s = games.a, games.b, games.s
     used = w > 0
     a, b, s, z, w = a[used], b[used], s[used], z[used], w[used]
-    regularised = not bool(strongly_connected(_weighted_wins(a, b, s, w, n)))
+    regularised = not bool(strongly_connected(win_matrix(GameArrays(games.players, a, b, s), w)))
     if regularised:
         va, vb, vw = _virtual_games(n, regulariser)
         a, b = np.concatenate([a, va]), np.concatenate([b, vb])
@@ -149,13 +149,6 @@ def fit_style(games: GameArrays, z: np.ndarray, weights: np.ndarray | None = Non
     params, iterations = _newton(x, s, w, np.zeros(x.shape[1]) if start is None else start)
     theta = np.concatenate([[0.0], params[: n - 1]]) * (scale / math.log(base))
     return StyleFit(theta - theta.mean() + init, params[n - 1:].copy(), regularised, iterations)
-
-
-def _weighted_wins(a: np.ndarray, b: np.ndarray, s: np.ndarray, w: np.ndarray, n: int) -> np.ndarray:
-    wins = np.zeros(n * n)
-    np.add.at(wins, a * n + b, w * s)
-    np.add.at(wins, b * n + a, w * (1.0 - s))
-    return wins.reshape(n, n)
 
 
 def _parameters(fit: StyleFit, scale: float, base: float) -> np.ndarray:
@@ -260,7 +253,8 @@ def _bootstrap(arrays: GameArrays, z: np.ndarray, point: StyleFit, params: EloPa
                seed: int | None, regulariser: float) -> tuple[np.ndarray, np.ndarray, int]:
     """Ratings and coefficients of every round (rows; NaN for a failed round) and the number of failed rounds.
     Each round is the weighted fit of :func:`fit_style` (virtual draws where its graph is not strongly connected),
-    solved for a chunk of rounds at once (:func:`_fit_rounds`)."""
+    solved for a chunk of rounds at once (:func:`_fit_rounds`); a round that fails there is fitted again alone
+    by :func:`fit_style` (halving steps), and fails only if that fails too."""
     n, k = len(arrays.players), z.shape[1]
     va, vb, vw = _virtual_games(n, regulariser)
     x = _design(np.concatenate([arrays.a, va]), np.concatenate([arrays.b, vb]),
@@ -279,7 +273,15 @@ def _bootstrap(arrays: GameArrays, z: np.ndarray, point: StyleFit, params: EloPa
             part = counts[offset:offset + fitted].astype(np.float64)
             regularised = ~strongly_connected((part @ incidence).reshape(-1, n, n))
             weights = np.hstack([part, np.outer(regularised, vw)])
-            found[first + offset:first + offset + len(part)] = _fit_rounds(x, s, weights, start)
+            fits = _fit_rounds(x, s, weights, start)
+            for row in np.flatnonzero(np.isnan(fits).any(axis=1)):  # full Newton steps failed: the careful fit
+                try:
+                    retry = fit_style(arrays, z, part[row], scale=params.scale, base=params.base, init=params.init,
+                                      regulariser=regulariser, start=start)
+                except StyleFitError:
+                    continue
+                fits[row] = _parameters(retry, params.scale, params.base)
+            found[first + offset:first + offset + len(part)] = fits
     theta = np.hstack([np.zeros((n_boot, 1)), found[:, : n - 1]]) * (params.scale / math.log(params.base))
     ratings = theta - theta.mean(axis=1, keepdims=True) + params.init
     failed = int(np.isnan(found).any(axis=1).sum())

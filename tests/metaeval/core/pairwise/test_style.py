@@ -148,24 +148,37 @@ def test_style_control_corrects_a_length_biased_order_and_says_so():
     assert board.notes["quality"]["failed_rounds"] == 0
 
 
-def test_the_bootstrap_uses_the_leaderboards_draws():
+@pytest.mark.parametrize(("cases", "n_boot"), [(40, 30), (3, 60)])
+def test_the_bootstrap_uses_the_leaderboards_draws(cases, n_boot):
+    # 40 cases: every round has a fit; 3 cases (9 games): some rounds need the regulariser, some have no maximum
     rng = np.random.default_rng(8)
-    games, data = length_biased_judgments(rng, n_cases=40)
-    board = style_leaderboard(games, data, n_boot=30, seed=11)
+    games, data = length_biased_judgments(rng, n_cases=cases)
+    board = style_leaderboard(games, data, n_boot=n_boot, seed=11)
     # round r plays column r of default_rng(seed).integers(0, n, (n, n_boot)), n = the criterion's style games
-    draws = np.vstack(list(draw_blocks(len(games), 30, 11)))
+    draws = np.vstack(list(draw_blocks(len(games), n_boot, 11)))
     arrays = GameArrays(("A", "B", "C"), np.array(["ABC".index(g.model_a) for g in games]),
                         np.array(["ABC".index(g.model_b) for g in games]), np.array([g.score for g in games]))
     raw = np.array([[data.covariate(LENGTH, g.case_id, g.model_a, g.model_b)] for g in games])
     z = raw / np.sqrt((raw ** 2).mean())
-    ratings = []
-    for r in range(30):
+    point = fit_style(arrays, z)
+    start = np.concatenate([(point.ratings[1:] - point.ratings[0]) / SCALE, point.coefficients])
+    ratings, failed, regularised = [], 0, 0
+    for r in range(n_boot):
         counts = np.bincount(draws[:, r], minlength=len(games)).astype(float)
-        ratings.append(fit_style(arrays, z, counts).ratings)
+        try:
+            fit = fit_style(arrays, z, counts, start=start)
+        except StyleFitError:
+            failed += 1
+            continue
+        ratings.append(fit.ratings)
+        regularised += fit.regularised
     low, high = np.percentile(np.array(ratings), [2.5, 97.5], axis=0, method="linear")
     row = board.rows[("quality", "A")]
-    assert (row["bt_style_ci_low"], row["bt_style_ci_high"]) == (pytest.approx(low[0], abs=1e-9),
-                                                                 pytest.approx(high[0], abs=1e-9))
+    assert board.notes["quality"]["failed_rounds"] == failed
+    assert (row["bt_style_ci_low"], row["bt_style_ci_high"]) == (pytest.approx(low[0], abs=1e-7),
+                                                                 pytest.approx(high[0], abs=1e-7))
+    if cases == 3:
+        assert failed > 0 and regularised > 0
 
 
 def test_games_without_covariates_are_left_out_and_counted():
