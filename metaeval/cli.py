@@ -27,6 +27,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from metaeval.cli_accuracy import add_accuracy_command
+from metaeval.cli_agreement import add_agreement_command
+from metaeval.cli_alt_test import add_alt_test_command
 from metaeval.cli_args import at_least, comma_list
 from metaeval.cli_consistency import add_consistency_command
 from metaeval.cli_edins import add_edins_command
@@ -34,6 +36,7 @@ from metaeval.cli_judge import add_judge_command
 from metaeval.cli_meta_accuracy import add_meta_accuracy_command
 from metaeval.cli_pairwise import add_pairwise_command
 from metaeval.cli_power import add_power_command
+from metaeval.cli_ppi import add_ppi_command
 from metaeval.cli_probes import PIVOT_COLUMNS, add_probes_command, pivot_rows
 from metaeval.cli_prompts import add_prompts_command
 from metaeval.cli_simulate import add_simulate_command
@@ -603,6 +606,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_surrogates_command(commands)
     add_power_command(commands)
     add_simulate_command(commands)
+    add_agreement_command(commands)
+    add_ppi_command(commands)
+    add_alt_test_command(commands)
     return parser
 
 
