@@ -121,7 +121,11 @@ def test_navigation_keys_never_change_a_rating(live_server, browser, viewport):
     _open_questionnaire(page, f"{live_server.url}/s/demo/?PROLIFIC_PID=keys")
     selector = "[data-pair]"
     expect(page.locator("#progress-text")).to_have_text("0 of 6 pairs rated")
-    expect(page.locator("#key-help")).to_be_visible()
+    if viewport["width"] > 640:  # the keys are listed on the page (not on a phone)
+        expect(page.locator("#key-help")).to_be_visible()
+        expect(page.locator("#key-help")).to_contain_text("Page Up")
+    else:
+        expect(page.locator("#key-help")).to_be_hidden()
     values: list = [None] * 6
     first = state(page, selector)
     assert first["active"] == first["focus"] == 0
@@ -184,7 +188,7 @@ def test_navigation_keys_never_change_an_ab_answer(live_server, browser, viewpor
     selector = "[data-question]"
     count = page.locator(selector).count()
     expect(page.locator("#progress-text")).to_have_text(f"0 of {count} questions answered")
-    expect(page.locator("#key-help")).to_contain_text("About the same")
+    expect(page.locator("#key-help")).to_contain_text("About the same")  # (shown at desktop widths)
     values: list = [None] * count
     keys = {"a": "a", "b": "b", "tie": "t"}
     choices = ["a", "b", "tie"]
@@ -211,3 +215,23 @@ def test_navigation_keys_never_change_an_ab_answer(live_server, browser, viewpor
             expected[(entry["pitem"], criterion)] = {"a": first, "b": second, "tie": "tie"}[value]
     stored = {(j.item_id, j.criterion): j.winner for j in Judgment.objects.filter(assignment=assignment)}
     assert stored == expected
+
+
+def test_without_javascript_the_radios_work_as_the_browser_makes_them(live_server, browser):
+    """No script: no keyboard help (no key would work), the radio buttons are the page's controls (the
+    questions are not made focusable), and the answers clicked are the answers stored."""
+    study = preference_study(slug="abnojs", raters=1, per_pair=2, per_q=2, docs=2, readers=2, instructions="")
+    context = browser.new_context(java_script_enabled=False, viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    _open_questionnaire(page, f"{live_server.url}/s/{study.slug}/?PROLIFIC_PID=no-js")
+    expect(page.locator("#key-help")).to_be_hidden()
+    questions = page.locator("[data-question]")
+    count = questions.count()
+    assert count >= 2 and questions.first.get_attribute("tabindex") is None
+    for index in range(count):
+        questions.nth(index).locator("label.opt").nth(index % 2).click()
+    page.click("#submit-ratings")
+    page.wait_for_selector("#completion-code")
+    assignment = Assignment.objects.get(participant__external_id="no-js")
+    assert Judgment.objects.filter(assignment=assignment).count() == count
+    context.close()
