@@ -12,6 +12,25 @@ Neural measures (``bertscore``, ``infolm``) take ``--bertscore-model`` / ``--inf
 name in the Hugging Face cache), ``--device``, ``--dtype`` and ``--measure-option NAME.KEY=VALUE``.
 
 Numbers are printed with full float precision (Python's shortest round-trip repr).
+
+**Fast ``--help``: the lazy-import rule.** Every ``--help`` builds the whole parser, so this module, every
+``metaeval/cli_*.py`` and what they import at module level must not load the numeric stack (numpy, scipy, pandas,
+torch, transformers, nltk, rouge_score, rapidfuzz) nor Django. A command module follows this pattern:
+
+* at module level: the standard library, :mod:`metaeval.cli_args` and the light core modules (``corpus``,
+  ``fileio``, ``loaders``, ``options``, ``perseval``, ``records``, ``display``, ``measures.registry``,
+  ``pairwise.judgments``, ``judges.*``, ``report_options``, ``prompt_styles``, ``zopf_params`` ...); names
+  needed only in annotations go under ``if TYPE_CHECKING:``;
+* ``add_<name>_command(commands)`` builds the parser from those only; a default or a list of choices that lives
+  in a heavy module moves to a light one beside it (as :mod:`metaeval.core.report_options` did);
+* ``cmd_<name>(args)`` (and its helpers) import the numeric core in their body, where the command runs.
+
+``tests/metaeval/test_cli_help.py`` runs ``python -m metaeval <command> --help`` for every command of the parser
+and fails when one of those modules is loaded; ``benchmarks/cli_help_bench.py`` prints the wall times.
+
+Errors: a bad option value prints one short usage line and the error (:class:`CommandLineParser`); a file that
+cannot be read, one line naming it (:func:`os_error_text`); a bad input file, every problem as ``file:line:``
+in line order.
 """
 from __future__ import annotations
 
@@ -19,12 +38,13 @@ import argparse
 import csv
 import json
 import math
+import os
 import secrets
 import sys
 import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO, TypeVar
 
 from metaeval.cli_accuracy import add_accuracy_command
 from metaeval.cli_agreement import add_agreement_command
@@ -37,34 +57,23 @@ from metaeval.cli_meta_accuracy import add_meta_accuracy_command
 from metaeval.cli_pairwise import add_pairwise_command
 from metaeval.cli_power import add_power_command
 from metaeval.cli_ppi import add_ppi_command
-from metaeval.cli_probes import PIVOT_COLUMNS, add_probes_command, pivot_rows
+from metaeval.cli_probes import add_probes_command
 from metaeval.cli_prompts import add_prompts_command
 from metaeval.cli_simulate import add_simulate_command
 from metaeval.cli_surrogates import add_surrogates_command
 from metaeval.cli_zopf import add_zopf_command
-from metaeval.core.cache import open_cache
 from metaeval.core.corpus import DataError
 from metaeval.core.display import ascii_text, cells_of, correlation_warnings, fmt_number, fmt_p
 from metaeval.core.fileio import ImporterError
-from metaeval.core.measures.base import MeasureUnavailable
 from metaeval.core.measures.registry import NEURAL, REPORT_DEFAULT, measure_option_names, parse_measures
 from metaeval.core.options import Option, OptionError
 from metaeval.core.perseval import ICOPERNICUS_DECIMALS, PARAMETERS, Params
-from metaeval.core.pipeline import (
-    COLUMNS,
-    DEFAULT_AUX,
-    HUMAN_PREFIXES,
-    Progress,
-    ProgressEvent,
-    RunOptions,
-    RunResult,
-    run_scores,
-)
-from metaeval.core.progress import ProgressTracker, TerminalProgress, is_terminal, planned_steps
 from metaeval.core.records import json_safe, run_document, table_columns, write_csv
-from metaeval.core.report import REPORT_OPTIONS
+from metaeval.core.report_options import REPORT_OPTIONS
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the numeric core: imported where a command runs (see the module's docstring)
+    from metaeval.core.pipeline import Progress, ProgressEvent, RunOptions, RunResult
+    from metaeval.core.progress import ProgressTracker
     from metaeval.core.studies import StudyData
 
 #: EDP beta of ``report`` (and ``manage.py metaeval_report``) when ``--beta`` is not given: the paper's optimum
@@ -86,6 +95,8 @@ def _open_out(path: str | None) -> TextIO:
 
 def options_from_args(args: argparse.Namespace, *, beta_default: float, has_ratings: bool) -> RunOptions:
     """RunOptions from parsed scoring arguments; ``has_ratings`` says whether HJ ratings are available."""
+    from metaeval.core.pipeline import RunOptions
+
     try:
         measures = parse_measures(args.measures)
         aux = parse_measures(args.aux) if args.aux else []
@@ -161,6 +172,9 @@ def progress_for(args: argparse.Namespace, options: RunOptions, *, report: bool)
     """The run's progress on stderr, counted as the run page counts it: a bar redrawn in place when stderr is a
     terminal (with ``-v`` each step's line above it; not with ``--no-progress``), otherwise nothing, or with ``-v``
     one line per step. Use it as a ``with`` block around the run."""
+    from metaeval.core.pipeline import DEFAULT_AUX
+    from metaeval.core.progress import ProgressTracker, TerminalProgress, is_terminal, planned_steps
+
     feedback = getattr(args, "feedback_ratings", None)
     if (args.ratings or feedback) and not options.aux:
         options.aux = list(DEFAULT_AUX)
@@ -173,7 +187,10 @@ def progress_for(args: argparse.Namespace, options: RunOptions, *, report: bool)
 def _execute(args: argparse.Namespace, options: RunOptions, runner: Callable[..., _T], progress: Progress) -> _T:
     """Load the dataset (and ratings) named by ``args`` and call ``runner`` the way ``run_scores`` is called;
     ``progress`` is a :class:`ProgressTracker`, told when the data is loaded, or any callback."""
+    from metaeval.core.cache import open_cache
     from metaeval.core.loaders import load_corpus, load_ratings
+    from metaeval.core.pipeline import DEFAULT_AUX
+    from metaeval.core.progress import ProgressTracker
 
     corpus = load_corpus(args.dataset)
     ratings = load_ratings(args.ratings) if args.ratings else None
@@ -194,6 +211,8 @@ def _execute(args: argparse.Namespace, options: RunOptions, runner: Callable[...
 
 
 def _run(args: argparse.Namespace, options: RunOptions, progress: Progress) -> RunResult:
+    from metaeval.core.pipeline import run_scores
+
     return _execute(args, options, run_scores, progress)
 
 
@@ -205,6 +224,9 @@ def _study(args: argparse.Namespace, options: RunOptions, progress: Progress) ->
 
 
 def cmd_score(args: argparse.Namespace) -> int:
+    from metaeval.cli_probes import pivot_columns, pivot_rows
+    from metaeval.core.pipeline import COLUMNS
+
     options = options_from_args(args, beta_default=1.0, has_ratings=bool(args.ratings or args.feedback_ratings))
     if args.pivot_styles and len(options.measures) != 1:
         raise UsageError("--pivot-styles takes one measure (e.g. --measures jsd)")
@@ -221,7 +243,7 @@ def cmd_score(args: argparse.Namespace) -> int:
                 json.dump(json_safe(rows), out, indent=2, allow_nan=False)
                 out.write("\n")
             else:
-                write_csv(rows, PIVOT_COLUMNS, out)
+                write_csv(rows, pivot_columns(), out)
         elif args.format == "json":
             json.dump(run_document(result), out, indent=2)
             out.write("\n")
@@ -246,6 +268,7 @@ def grid_from_rows(rows: Sequence[Mapping[str, object]], column: str, hj_column:
     """Table 2: every automatic measure against every human measure (``hj:`` and the OpenAI variant's
     ``hj-openai:``), over the systems both scored."""
     from metaeval.core.correlation import correlation_grid
+    from metaeval.core.pipeline import HUMAN_PREFIXES
 
     auto: dict[str, dict[str, float]] = {}
     human: dict[str, dict[str, float]] = {}
@@ -298,6 +321,8 @@ def write_files(
 ) -> str | None:
     """The report folder's files (and, with ``data`` and ``settings``, the full report's); returns the line that
     names the full report's files, or None."""
+    from metaeval.core.pipeline import COLUMNS
+
     folder = Path(args.out_dir)
     folder.mkdir(parents=True, exist_ok=True)
     table = result.table()
@@ -560,8 +585,35 @@ def _add_run_arguments(parser: argparse.ArgumentParser, *, measures: str, beta_d
 _natural = at_least(0)
 
 
+class CommandLineParser(argparse.ArgumentParser):
+    """The parser of ``python -m metaeval`` and (as ``add_subparsers`` makes every subparser of its parent's class)
+    of each command: a bad command line prints one short usage line and the error, not argparse's usage of
+    every option (``--help`` still prints them all)::
+
+        usage: python -m metaeval score DATASET [options] (see --help)
+        python -m metaeval score: error: argument --beta: beta must be a finite number from -10 to 10; got '11'
+    """
+
+    def format_usage(self) -> str:
+        """``usage: PROG POSITIONAL... [options] (see --help)``: the positional arguments, the options summed up."""
+        words = [self.prog]
+        for action in self._actions:
+            if action.option_strings:
+                continue
+            if isinstance(action, argparse._SubParsersAction):
+                words.append("COMMAND")
+                continue
+            name = action.metavar if isinstance(action.metavar, str) else action.dest.upper()
+            words.append(f"[{name}]" if action.nargs == "?" else f"{name} ..." if action.nargs in ("*", "+")
+                         else name)
+        return f"usage: {' '.join(words)} [options] (see --help)\n"
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.format_usage()}{self.prog}: error: {message}\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m metaeval", description=__doc__.split("\n")[0])
+    parser = CommandLineParser(prog="python -m metaeval", description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     score = commands.add_parser("score", help="EGISES/DEGRESS/PerSEval/accuracy per system and measure")
     _add_run_arguments(score, measures="rouge_l")
@@ -612,11 +664,36 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def os_error_text(exc: OSError) -> str:
+    """An unreadable or unwritable path as one line that names it (``data.jsonl: no such file or folder``), not
+    Python's ``[Errno 2] No such file or directory: 'data.jsonl'``."""
+    if exc.filename is None:
+        return str(exc)
+    reasons: tuple[tuple[type[OSError], str], ...] = (
+        (FileNotFoundError, "no such file or folder"),
+        (IsADirectoryError, "is a folder, not a file"),
+        (NotADirectoryError, "a part of the path is a file, not a folder"),
+        (PermissionError, "permission denied"),
+    )
+    reason = next((text for kind, text in reasons if isinstance(exc, kind)), exc.strerror or type(exc).__name__)
+    return f"{os.fsdecode(exc.filename)}: {reason}"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         return int(args.handler(args))
-    except (UsageError, DataError, ImporterError, MeasureUnavailable, OSError) as exc:
+    except OSError as exc:
+        print(f"error: {os_error_text(exc)}", file=sys.stderr)
+        return 2
+    except (UsageError, DataError, ImporterError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:
+        from metaeval.core.measures.base import MeasureUnavailable  # loaded by then: the command scored something
+
+        if not isinstance(exc, MeasureUnavailable):
+            raise
         print(f"error: {exc}", file=sys.stderr)
         return 2
