@@ -26,9 +26,14 @@ sys.path.insert(0, str(ROOT))
 from metaeval.cli import build_parser  # noqa: E402
 
 
-def commands() -> list[str]:
-    (sub,) = [action for action in build_parser()._actions if isinstance(action, argparse._SubParsersAction)]
-    return list(sub.choices)
+def commands(parser: argparse.ArgumentParser | None = None) -> list[str]:
+    """Every command, a command of a command as ``power hj``."""
+    out: list[str] = []
+    for action in (parser or build_parser())._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                out += [name, *(f"{name} {words}" for words in commands(sub))]
+    return out
 
 
 def wall(argv: list[str], root: Path) -> float:
@@ -56,7 +61,8 @@ def load() -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=7)
-    parser.add_argument("--commands", help="comma-separated commands (default: the top level and every command)")
+    parser.add_argument("--commands", help="comma-separated commands, e.g. 'score,power hj' (default: the top level "
+                        "and every command)")
     parser.add_argument("--root", type=Path, default=ROOT, help="the checkout whose metaeval runs (default this one)")
     args = parser.parse_args()
     names = args.commands.split(",") if args.commands else ["", *commands()]
@@ -64,14 +70,14 @@ def main() -> None:
           f"{platform.python_version()}")
     print(f"checkout: {args.root}")
     print(f"load average before (1, 5, 15 min): {load()}; {args.runs} runs per command")
-    print(f"{'command':<16}{'min s':>8}{'median s':>10}{'import metaeval.cli s':>24}")
+    print(f"{'command':<22}{'min s':>8}{'median s':>10}{'import metaeval.cli s':>24}")
     worst = 0.0
     for name in names:
-        argv = [name] if name else []
+        argv = name.split()
         times = sorted(wall(argv, args.root) for _ in range(args.runs))
         imports = statistics.median(import_seconds(argv, args.root) for _ in range(args.runs))
         worst = max(worst, times[0])
-        print(f"{name or '(top level)':<16}{times[0]:>8.3f}{statistics.median(times):>10.3f}{imports:>24.3f}")
+        print(f"{name or '(top level)':<22}{times[0]:>8.3f}{statistics.median(times):>10.3f}{imports:>24.3f}")
     print(f"load average after: {load()}; slowest minimum {worst:.3f} s")
 
 

@@ -64,7 +64,7 @@ from metaeval.cli_surrogates import add_surrogates_command
 from metaeval.cli_zopf import add_zopf_command
 from metaeval.core.corpus import DataError
 from metaeval.core.display import ascii_text, cells_of, correlation_warnings, fmt_number, fmt_p
-from metaeval.core.fileio import ImporterError
+from metaeval.core.fileio import ImporterError, ImportFileError
 from metaeval.core.measures.registry import NEURAL, REPORT_DEFAULT, measure_option_names, parse_measures
 from metaeval.core.options import Option, OptionError
 from metaeval.core.perseval import ICOPERNICUS_DECIMALS, PARAMETERS, Params
@@ -186,20 +186,33 @@ def progress_for(args: argparse.Namespace, options: RunOptions, *, report: bool)
 
 def _execute(args: argparse.Namespace, options: RunOptions, runner: Callable[..., _T], progress: Progress) -> _T:
     """Load the dataset (and ratings) named by ``args`` and call ``runner`` the way ``run_scores`` is called;
-    ``progress`` is a :class:`ProgressTracker`, told when the data is loaded, or any callback."""
+    ``progress`` is a :class:`ProgressTracker`, told when the data is loaded, or any callback. The problems of
+    every input file are reported together."""
     from metaeval.core.cache import open_cache
     from metaeval.core.loaders import load_corpus, load_ratings
     from metaeval.core.pipeline import DEFAULT_AUX
     from metaeval.core.progress import ProgressTracker
 
-    corpus = load_corpus(args.dataset)
-    ratings = load_ratings(args.ratings) if args.ratings else None
+    problems: list[str] = []
+
+    def read(load: Callable[[], Any]) -> Any:
+        try:
+            return load()
+        except ImportFileError as exc:
+            problems.extend(exc.problems)
+            return None
+
+    corpus = read(lambda: load_corpus(args.dataset))
+    ratings = read(lambda: load_ratings(args.ratings)) if args.ratings else None
     extra: dict[str, Any] = {}
     if getattr(args, "feedback_ratings", None):  # the OpenAI HJ variant (conventions sec. 25)
         from metaeval.core.feedback_hj import load_feedback_ratings
 
-        extra["feedback"] = load_feedback_ratings(args.feedback_ratings, scale_max=args.feedback_scale_max)
+        extra["feedback"] = read(lambda: load_feedback_ratings(args.feedback_ratings,
+                                                               scale_max=args.feedback_scale_max))
         extra["feedback_scale"] = args.feedback_scale
+    if problems:
+        raise ImportFileError(problems)
     if (ratings is not None or extra) and not options.aux:
         options.aux = list(DEFAULT_AUX)
     if isinstance(progress, ProgressTracker):
@@ -595,10 +608,14 @@ class CommandLineParser(argparse.ArgumentParser):
     """
 
     def format_usage(self) -> str:
-        """``usage: PROG POSITIONAL... [options] (see --help)``: the positional arguments, the options summed up."""
+        """``usage: PROG POSITIONAL... [--required X...] [options] (see --help)``: the positional arguments and the
+        required options, the others summed up."""
         words = [self.prog]
         for action in self._actions:
             if action.option_strings:
+                if action.required:
+                    name = action.metavar if isinstance(action.metavar, str) else action.dest.upper()
+                    words.append(max(action.option_strings, key=len) + ("" if action.nargs == 0 else f" {name}"))
                 continue
             if isinstance(action, argparse._SubParsersAction):
                 words.append("COMMAND")

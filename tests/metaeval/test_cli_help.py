@@ -16,10 +16,16 @@ ROOT = Path(__file__).resolve().parents[2]
 HEAVY = ("numpy", "scipy", "pandas", "torch", "transformers", "nltk", "rouge_score", "rapidfuzz", "sklearn", "django")
 
 
-def command_names() -> list[str]:
-    """Every subcommand of ``python -m metaeval``, read from the parser (a new command is covered by itself)."""
-    (commands,) = [action for action in build_parser()._actions if isinstance(action, argparse._SubParsersAction)]
-    return list(commands.choices)
+def command_lines(parser: argparse.ArgumentParser | None = None) -> list[list[str]]:
+    """Every command of ``python -m metaeval`` as the words that name it (``["power", "hj"]`` for a command of a
+    command), read from the parser, so a new command is covered by itself."""
+    out: list[list[str]] = []
+    for action in (parser or build_parser())._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                out.append([name])
+                out.extend([name, *words] for words in command_lines(sub))
+    return out
 
 
 def imported(*python_args: str) -> tuple[set[str], subprocess.CompletedProcess[str]]:
@@ -36,14 +42,15 @@ def heavy(names: set[str]) -> list[str]:
 
 
 def test_the_parser_has_every_command():
-    names = command_names()
-    assert {"score", "correlate", "report", "pairwise", "judge", "meta-accuracy", "power", "simulate"} <= set(names)
-    assert len(names) == len(set(names)) >= 15
+    names = [" ".join(words) for words in command_lines()]
+    assert {"score", "correlate", "report", "pairwise", "judge", "meta-accuracy", "power", "power hj",
+            "simulate", "simulate preference"} <= set(names)
+    assert len(names) == len(set(names)) >= 20
 
 
-@pytest.mark.parametrize("command", ["", *command_names()], ids=lambda name: name or "top-level")
+@pytest.mark.parametrize("command", [[], *command_lines()], ids=lambda words: " ".join(words) or "top-level")
 def test_help_imports_no_heavy_module(command):
-    names, result = imported("-m", "metaeval", *([command] if command else []), "--help")
+    names, result = imported("-m", "metaeval", *command, "--help")
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.startswith("usage: python -m metaeval")
     assert {"metaeval.cli", "argparse"} <= names  # the report was read
