@@ -28,9 +28,8 @@ torch, transformers, nltk, rouge_score, rapidfuzz) nor Django. A command module 
 ``tests/metaeval/test_cli_help.py`` runs ``python -m metaeval <command> --help`` for every command of the parser
 and fails when one of those modules is loaded; ``benchmarks/cli_help_bench.py`` prints the wall times.
 
-Errors: a bad option value prints one short usage line and the error (:class:`CommandLineParser`); a file that
-cannot be read, one line naming it (:func:`os_error_text`); a bad input file, every problem as ``file:line:``
-in line order.
+Errors (:mod:`metaeval.cli_parser`): a bad option value prints one short usage line and the error; a file that
+cannot be read, one line naming it; a bad input file, every problem as ``file:line:`` in line order.
 """
 from __future__ import annotations
 
@@ -38,13 +37,12 @@ import argparse
 import csv
 import json
 import math
-import os
 import secrets
 import sys
 import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from metaeval.cli_accuracy import add_accuracy_command
 from metaeval.cli_agreement import add_agreement_command
@@ -55,6 +53,7 @@ from metaeval.cli_edins import add_edins_command
 from metaeval.cli_judge import add_judge_command
 from metaeval.cli_meta_accuracy import add_meta_accuracy_command
 from metaeval.cli_pairwise import add_pairwise_command
+from metaeval.cli_parser import CommandLineParser, os_error_text
 from metaeval.cli_power import add_power_command
 from metaeval.cli_ppi import add_ppi_command
 from metaeval.cli_probes import add_probes_command
@@ -598,37 +597,6 @@ def _add_run_arguments(parser: argparse.ArgumentParser, *, measures: str, beta_d
 _natural = at_least(0)
 
 
-class CommandLineParser(argparse.ArgumentParser):
-    """The parser of ``python -m metaeval`` and (as ``add_subparsers`` makes every subparser of its parent's class)
-    of each command: a bad command line prints one short usage line and the error, not argparse's usage of
-    every option (``--help`` still prints them all)::
-
-        usage: python -m metaeval score DATASET [options] (see --help)
-        python -m metaeval score: error: argument --beta: beta must be a finite number from -10 to 10; got '11'
-    """
-
-    def format_usage(self) -> str:
-        """``usage: PROG POSITIONAL... [--required X...] [options] (see --help)``: the positional arguments and the
-        required options, the others summed up."""
-        words = [self.prog]
-        for action in self._actions:
-            if action.option_strings:
-                if action.required:
-                    name = action.metavar if isinstance(action.metavar, str) else action.dest.upper()
-                    words.append(max(action.option_strings, key=len) + ("" if action.nargs == 0 else f" {name}"))
-                continue
-            if isinstance(action, argparse._SubParsersAction):
-                words.append("COMMAND")
-                continue
-            name = action.metavar if isinstance(action.metavar, str) else action.dest.upper()
-            words.append(f"[{name}]" if action.nargs == "?" else f"{name} ..." if action.nargs in ("*", "+")
-                         else name)
-        return f"usage: {' '.join(words)} [options] (see --help)\n"
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.format_usage()}{self.prog}: error: {message}\n")
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = CommandLineParser(prog="python -m metaeval", description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -679,21 +647,6 @@ def build_parser() -> argparse.ArgumentParser:
     add_ppi_command(commands)
     add_alt_test_command(commands)
     return parser
-
-
-def os_error_text(exc: OSError) -> str:
-    """An unreadable or unwritable path as one line that names it (``data.jsonl: no such file or folder``), not
-    Python's ``[Errno 2] No such file or directory: 'data.jsonl'``."""
-    if exc.filename is None:
-        return str(exc)
-    reasons: tuple[tuple[type[OSError], str], ...] = (
-        (FileNotFoundError, "no such file or folder"),
-        (IsADirectoryError, "is a folder, not a file"),
-        (NotADirectoryError, "a part of the path is a file, not a folder"),
-        (PermissionError, "permission denied"),
-    )
-    reason = next((text for kind, text in reasons if isinstance(exc, kind)), exc.strerror or type(exc).__name__)
-    return f"{os.fsdecode(exc.filename)}: {reason}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
