@@ -21,18 +21,16 @@ import secrets
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from metaeval.cli_args import at_least, comma_list, number
-from metaeval.core.pairwise.bootstrap import PERCENTILES
-from metaeval.core.pairwise.bradley_terry import REGULARISER
-from metaeval.core.pairwise.elo import EloParams
-from metaeval.core.pairwise.games import Game, NoGames, require_games, win_tie_loss
 from metaeval.core.pairwise.judgments import load_judgments, with_judge_kind
-from metaeval.core.pairwise.leaderboard import COLUMNS, leaderboard
-from metaeval.core.pairwise.style import COEFFICIENT_COLUMNS, STYLE_COLUMNS, StyleBoard, style_leaderboard
-from metaeval.core.planning.ranks import RANK_COLUMNS, with_rank_columns
 from metaeval.core.records import json_safe, write_csv
+
+if TYPE_CHECKING:  # the numeric core: imported where the command runs (see metaeval.cli)
+    from metaeval.core.pairwise.elo import EloParams
+    from metaeval.core.pairwise.games import Game
+    from metaeval.core.pairwise.style import StyleBoard
 
 __all__ = ["WTL_COLUMNS", "add_pairwise_command", "cmd_pairwise"]
 
@@ -78,6 +76,8 @@ def _style_control(args: argparse.Namespace, games: Sequence[Game], params: EloP
                    seed: int) -> tuple[StyleBoard, list[str]] | None:
     """The style leaderboard of ``--style-control``; None after printing why it cannot be made."""
     from metaeval.cli_agreement import load_style
+    from metaeval.core.pairwise.bradley_terry import REGULARISER
+    from metaeval.core.pairwise.style import style_leaderboard
 
     data = load_style(args.judgments, args.cases)
     names = data.names
@@ -100,6 +100,14 @@ def _style_control(args: argparse.Namespace, games: Sequence[Game], params: EloP
 
 
 def cmd_pairwise(args: argparse.Namespace) -> int:
+    from metaeval.core.pairwise.bootstrap import PERCENTILES
+    from metaeval.core.pairwise.bradley_terry import REGULARISER
+    from metaeval.core.pairwise.elo import EloParams
+    from metaeval.core.pairwise.games import NoGames, require_games, win_tie_loss
+    from metaeval.core.pairwise.leaderboard import COLUMNS, leaderboard
+    from metaeval.core.pairwise.style import COEFFICIENT_COLUMNS, STYLE_COLUMNS
+    from metaeval.core.planning.ranks import RANK_COLUMNS, with_rank_columns
+
     table = load_judgments(args.judgments)
     read = len(table.judgments)
     if args.judge_kind:
