@@ -12,6 +12,24 @@ Neural measures (``bertscore``, ``infolm``) take ``--bertscore-model`` / ``--inf
 name in the Hugging Face cache), ``--device``, ``--dtype`` and ``--measure-option NAME.KEY=VALUE``.
 
 Numbers are printed with full float precision (Python's shortest round-trip repr).
+
+**Fast ``--help``: the lazy-import rule.** Every ``--help`` builds the whole parser, so this module, every
+``metaeval/cli_*.py`` and what they import at module level must not load the numeric stack (numpy, scipy, pandas,
+torch, transformers, nltk, rouge_score, rapidfuzz) nor Django. A command module follows this pattern:
+
+* at module level: the standard library, :mod:`metaeval.cli_args` and the light core modules (``corpus``,
+  ``fileio``, ``loaders``, ``options``, ``perseval``, ``records``, ``display``, ``measures.registry``,
+  ``pairwise.judgments``, ``judges.*``, ``report_options``, ``prompt_styles``, ``zopf_params`` ...); names
+  needed only in annotations go under ``if TYPE_CHECKING:``;
+* ``add_<name>_command(commands)`` builds the parser from those only; a default or a list of choices that lives
+  in a heavy module moves to a light one beside it (as :mod:`metaeval.core.report_options` did);
+* ``cmd_<name>(args)`` (and its helpers) import the numeric core in their body, where the command runs.
+
+``tests/metaeval/test_cli_help.py`` runs ``python -m metaeval <command> --help`` for every command of the parser
+and fails when one of those modules is loaded; ``benchmarks/cli_help_bench.py`` prints the wall times.
+
+Errors (:mod:`metaeval.cli_parser`): a bad option value prints one short usage line and the error; a file that
+cannot be read, one line naming it; a bad input file, every problem as ``file:line:`` in line order.
 """
 from __future__ import annotations
 
@@ -27,42 +45,35 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from metaeval.cli_accuracy import add_accuracy_command
+from metaeval.cli_agreement import add_agreement_command
+from metaeval.cli_alt_test import add_alt_test_command
 from metaeval.cli_args import add_rater_arguments, at_least, comma_list, rater_choice, say_exclusions
 from metaeval.cli_consistency import add_consistency_command
 from metaeval.cli_edins import add_edins_command
 from metaeval.cli_judge import add_judge_command
 from metaeval.cli_meta_accuracy import add_meta_accuracy_command
 from metaeval.cli_pairwise import add_pairwise_command
+from metaeval.cli_parser import CommandLineParser, os_error_text
 from metaeval.cli_power import add_power_command
-from metaeval.cli_probes import PIVOT_COLUMNS, add_probes_command, pivot_rows
+from metaeval.cli_ppi import add_ppi_command
+from metaeval.cli_probes import add_probes_command
 from metaeval.cli_prompts import add_prompts_command
 from metaeval.cli_simulate import add_simulate_command
 from metaeval.cli_surrogates import add_surrogates_command
 from metaeval.cli_zopf import add_zopf_command
-from metaeval.core.cache import open_cache
 from metaeval.core.corpus import DataError
 from metaeval.core.display import ascii_text, cells_of, correlation_warnings, fmt_number, fmt_p
 from metaeval.core.exclusions import DEFAULT_CHOICE, RaterChoice
-from metaeval.core.fileio import ImporterError
-from metaeval.core.measures.base import MeasureUnavailable
+from metaeval.core.fileio import ImporterError, ImportFileError
 from metaeval.core.measures.registry import NEURAL, REPORT_DEFAULT, measure_option_names, parse_measures
 from metaeval.core.options import Option, OptionError
 from metaeval.core.perseval import ICOPERNICUS_DECIMALS, PARAMETERS, Params
-from metaeval.core.pipeline import (
-    COLUMNS,
-    DEFAULT_AUX,
-    HUMAN_PREFIXES,
-    Progress,
-    ProgressEvent,
-    RunOptions,
-    RunResult,
-    run_scores,
-)
-from metaeval.core.progress import ProgressTracker, TerminalProgress, is_terminal, planned_steps
 from metaeval.core.records import json_safe, run_document, table_columns, write_csv
-from metaeval.core.report import REPORT_OPTIONS
+from metaeval.core.report_options import REPORT_OPTIONS
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the numeric core: imported where a command runs (see the module's docstring)
+    from metaeval.core.pipeline import Progress, ProgressEvent, RunOptions, RunResult
+    from metaeval.core.progress import ProgressTracker
     from metaeval.core.studies import StudyData
 
 #: EDP beta of ``report`` (and ``manage.py metaeval_report``) when ``--beta`` is not given: the paper's optimum
@@ -84,6 +95,8 @@ def _open_out(path: str | None) -> TextIO:
 
 def options_from_args(args: argparse.Namespace, *, beta_default: float, has_ratings: bool) -> RunOptions:
     """RunOptions from parsed scoring arguments; ``has_ratings`` says whether HJ ratings are available."""
+    from metaeval.core.pipeline import RunOptions
+
     try:
         measures = parse_measures(args.measures)
         aux = parse_measures(args.aux) if args.aux else []
@@ -159,6 +172,9 @@ def progress_for(args: argparse.Namespace, options: RunOptions, *, report: bool)
     """The run's progress on stderr, counted as the run page counts it: a bar redrawn in place when stderr is a
     terminal (with ``-v`` each step's line above it; not with ``--no-progress``), otherwise nothing, or with ``-v``
     one line per step. Use it as a ``with`` block around the run."""
+    from metaeval.core.pipeline import DEFAULT_AUX
+    from metaeval.core.progress import ProgressTracker, TerminalProgress, is_terminal, planned_steps
+
     feedback = getattr(args, "feedback_ratings", None)
     if (args.ratings or feedback) and not options.aux:
         options.aux = list(DEFAULT_AUX)
@@ -170,21 +186,37 @@ def progress_for(args: argparse.Namespace, options: RunOptions, *, report: bool)
 
 def _execute(args: argparse.Namespace, options: RunOptions, runner: Callable[..., _T], progress: Progress) -> _T:
     """Load the dataset (and ratings) named by ``args`` and call ``runner`` the way ``run_scores`` is called;
-    ``progress`` is a :class:`ProgressTracker`, told when the data is loaded, or any callback."""
+    ``progress`` is a :class:`ProgressTracker`, told when the data is loaded, or any callback. The problems of
+    every input file are reported together."""
+    from metaeval.core.cache import open_cache
     from metaeval.core.loaders import load_corpus, load_ratings
+    from metaeval.core.pipeline import DEFAULT_AUX
+    from metaeval.core.progress import ProgressTracker
 
     if getattr(args, "exclude_raters", None) and not args.ratings:
         raise UsageError("--exclude-raters needs --ratings (the raters of the ratings file)")
-    corpus = load_corpus(args.dataset)
-    ratings = load_ratings(args.ratings, raters=rater_choice(args)) if args.ratings else None
-    if ratings is not None:
-        say_exclusions(ratings.exclusions, ratings.source)
+    problems: list[str] = []
+
+    def read(load: Callable[[], Any]) -> Any:
+        try:
+            return load()
+        except ImportFileError as exc:
+            problems.extend(exc.problems)
+            return None
+
+    corpus = read(lambda: load_corpus(args.dataset))
+    ratings = read(lambda: load_ratings(args.ratings, raters=rater_choice(args))) if args.ratings else None
     extra: dict[str, Any] = {}
     if getattr(args, "feedback_ratings", None):  # the OpenAI HJ variant (conventions sec. 25)
         from metaeval.core.feedback_hj import load_feedback_ratings
 
-        extra["feedback"] = load_feedback_ratings(args.feedback_ratings, scale_max=args.feedback_scale_max)
+        extra["feedback"] = read(lambda: load_feedback_ratings(args.feedback_ratings,
+                                                               scale_max=args.feedback_scale_max))
         extra["feedback_scale"] = args.feedback_scale
+    if problems:
+        raise ImportFileError(problems)
+    if ratings is not None:
+        say_exclusions(ratings.exclusions, ratings.source)
     if (ratings is not None or extra) and not options.aux:
         options.aux = list(DEFAULT_AUX)
     if isinstance(progress, ProgressTracker):
@@ -196,6 +228,8 @@ def _execute(args: argparse.Namespace, options: RunOptions, runner: Callable[...
 
 
 def _run(args: argparse.Namespace, options: RunOptions, progress: Progress) -> RunResult:
+    from metaeval.core.pipeline import run_scores
+
     return _execute(args, options, run_scores, progress)
 
 
@@ -207,6 +241,9 @@ def _study(args: argparse.Namespace, options: RunOptions, progress: Progress) ->
 
 
 def cmd_score(args: argparse.Namespace) -> int:
+    from metaeval.cli_probes import pivot_columns, pivot_rows
+    from metaeval.core.pipeline import COLUMNS
+
     options = options_from_args(args, beta_default=1.0, has_ratings=bool(args.ratings or args.feedback_ratings))
     if args.pivot_styles and len(options.measures) != 1:
         raise UsageError("--pivot-styles takes one measure (e.g. --measures jsd)")
@@ -223,7 +260,7 @@ def cmd_score(args: argparse.Namespace) -> int:
                 json.dump(json_safe(rows), out, indent=2, allow_nan=False)
                 out.write("\n")
             else:
-                write_csv(rows, PIVOT_COLUMNS, out)
+                write_csv(rows, pivot_columns(), out)
         elif args.format == "json":
             json.dump(run_document(result), out, indent=2)
             out.write("\n")
@@ -248,6 +285,7 @@ def grid_from_rows(rows: Sequence[Mapping[str, object]], column: str, hj_column:
     """Table 2: every automatic measure against every human measure (``hj:`` and the OpenAI variant's
     ``hj-openai:``), over the systems both scored."""
     from metaeval.core.correlation import correlation_grid
+    from metaeval.core.pipeline import HUMAN_PREFIXES
 
     auto: dict[str, dict[str, float]] = {}
     human: dict[str, dict[str, float]] = {}
@@ -300,6 +338,8 @@ def write_files(
 ) -> str | None:
     """The report folder's files (and, with ``data`` and ``settings``, the full report's); returns the line that
     names the full report's files, or None."""
+    from metaeval.core.pipeline import COLUMNS
+
     folder = Path(args.out_dir)
     folder.mkdir(parents=True, exist_ok=True)
     table = result.table()
@@ -566,7 +606,7 @@ _natural = at_least(0)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m metaeval", description=__doc__.split("\n")[0])
+    parser = CommandLineParser(prog="python -m metaeval", description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     score = commands.add_parser("score", help="EGISES/DEGRESS/PerSEval/accuracy per system and measure")
     _add_run_arguments(score, measures="rouge_l")
@@ -611,6 +651,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_surrogates_command(commands)
     add_power_command(commands)
     add_simulate_command(commands)
+    add_agreement_command(commands)
+    add_ppi_command(commands)
+    add_alt_test_command(commands)
     return parser
 
 
@@ -619,6 +662,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.handler(args))
-    except (UsageError, DataError, ImporterError, MeasureUnavailable, OSError) as exc:
+    except OSError as exc:
+        print(f"error: {os_error_text(exc)}", file=sys.stderr)
+        return 2
+    except (UsageError, DataError, ImporterError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:
+        from metaeval.core.measures.base import MeasureUnavailable  # loaded by then: the command scored something
+
+        if not isinstance(exc, MeasureUnavailable):
+            raise
         print(f"error: {exc}", file=sys.stderr)
         return 2

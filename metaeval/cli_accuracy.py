@@ -19,7 +19,6 @@ from typing import Any
 
 from metaeval.cli_args import add_rater_arguments, at_least, comma_list, number, rater_choice, say_exclusions
 from metaeval.core.pairwise.judgments import OVERALL, load_judgments, with_judge_kind
-from metaeval.core.pairwise_accuracy import truth_accuracy
 from metaeval.core.records import json_safe, write_csv
 
 __all__ = ["COLUMNS", "add_accuracy_command", "cmd_accuracy"]
@@ -55,6 +54,8 @@ def add_accuracy_command(commands: Any) -> argparse.ArgumentParser:
 
 
 def cmd_accuracy(args: argparse.Namespace) -> int:
+    from metaeval.core.pairwise_accuracy import truth_accuracy
+
     table = load_judgments(args.judgments, raters=rater_choice(args))
     say_exclusions(table.exclusions, table.source)
     if args.judge_kind:

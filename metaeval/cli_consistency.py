@@ -19,9 +19,7 @@ import sys
 from typing import Any
 
 from metaeval.cli_args import add_rater_arguments, at_least, comma_list, rater_choice, say_exclusions
-from metaeval.core.pairwise.games import criteria_games, pair_outcomes, play
 from metaeval.core.pairwise.judgments import load_judgments, with_judge_kind
-from metaeval.core.pairwise_consistency import consistency_curve
 from metaeval.core.records import json_safe, write_csv
 
 __all__ = ["COLUMNS", "add_consistency_command", "cmd_consistency"]
@@ -70,6 +68,9 @@ def add_consistency_command(commands: Any) -> argparse.ArgumentParser:
 
 
 def cmd_consistency(args: argparse.Namespace) -> int:
+    from metaeval.core.pairwise.games import criteria_games, pair_outcomes, play
+    from metaeval.core.pairwise_consistency import consistency_curve
+
     table = load_judgments(args.judgments, raters=rater_choice(args))
     say_exclusions(table.exclusions, table.source)
     if args.judge_kind:

@@ -24,7 +24,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from metaeval.cli_args import at_least, comma_list, number
-from metaeval.core.pipeline import HUMAN_PREFIXES
 from metaeval.core.records import json_safe, write_csv
 
 __all__ = ["add_meta_accuracy_command", "cmd_meta_accuracy"]
@@ -142,6 +141,7 @@ def document_values(path: str, columns: Mapping[str, str]) -> dict[str, dict[tup
 
 def cmd_meta_accuracy(args: argparse.Namespace) -> int:
     from metaeval.cli import UsageError, _open_out, read_scores
+    from metaeval.core.pipeline import HUMAN_PREFIXES
     from metaeval.core.stats.meta_accuracy import COLUMNS, DocumentValues, check_edges, meta_accuracy_rows
 
     if args.buckets is not None:

@@ -24,43 +24,36 @@ import secrets
 import sys
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from metaeval.cli_args import at_least
-from metaeval.core.pipeline import COLUMNS, RunResult, ScoreRow
-from metaeval.core.probes import (
-    ADVERSARIAL_COLUMNS,
-    ADVERSARIAL_SUMMARY_COLUMNS,
-    ALL_STYLES,
-    PROBE_MODES,
-    PROBES,
-    ROW_COLUMNS,
-    SIGNIFICANCE_COLUMNS,
-    SUMMARY_COLUMNS,
-    StyleScore,
-    computed_score,
-    probe_rows,
-    probe_table,
-    read_scores,
-    split_system,
-    summarise,
-    summarise_worsening,
-    worsening_rows,
-)
+from metaeval.core.prompt_styles import ALL_STYLES, PROBE_MODES
 from metaeval.core.records import json_safe, write_csv
 
-__all__ = ["PIVOT_COLUMNS", "add_probes_command", "cmd_probes", "pivot_rows", "styled_rows"]
+if TYPE_CHECKING:  # the numeric core: imported where the command runs (see metaeval.cli)
+    from metaeval.core.pipeline import RunResult, ScoreRow
+    from metaeval.core.probes import StyleScore
 
-#: ``score --pivot-styles`` columns: the first three are a ``probes`` scores file, then the score table's others
-PIVOT_COLUMNS: tuple[str, ...] = ("model", "style", "egises", "measure",
-                                  *(column for column in COLUMNS if column not in ("egises", "measure")))
+__all__ = ["add_probes_command", "cmd_probes", "pivot_columns", "pivot_rows", "styled_rows"]
+
 PERMUTATIONS = 10_000
 N_BOOT = 1000
+
+
+def pivot_columns() -> tuple[str, ...]:
+    """``score --pivot-styles`` columns: the first three are a ``probes`` scores file, then the score table's
+    others."""
+    from metaeval.core.pipeline import COLUMNS
+
+    rest = tuple(column for column in COLUMNS if column not in ("egises", "measure"))
+    return ("model", "style", "egises", "measure", *rest)
 
 
 def styled_rows(result: RunResult, measure: str) -> tuple[list[tuple[str, str, ScoreRow]], list[str]]:
     """``(model, style, row)`` for each score row of ``measure`` whose system is named ``MODEL:STYLE``, and the
     names of the systems left out (any other name)."""
+    from metaeval.core.probes import split_system
+
     kept: list[tuple[str, str, ScoreRow]] = []
     left_out: list[str] = []
     for row in result.rows:
@@ -75,7 +68,7 @@ def styled_rows(result: RunResult, measure: str) -> tuple[list[tuple[str, str, S
 
 
 def pivot_rows(result: RunResult, measure: str) -> tuple[list[dict[str, object]], list[str]]:
-    """The ``score --pivot-styles`` table (:data:`PIVOT_COLUMNS`) of ``measure``, and the systems left out."""
+    """The ``score --pivot-styles`` table (:func:`pivot_columns`) of ``measure``, and the systems left out."""
     kept, left_out = styled_rows(result, measure)
     return [{"model": model, "style": style, **row.as_dict()} for model, style, row in kept], left_out
 
@@ -122,6 +115,7 @@ def _from_dataset(
     from metaeval.core.loaders import load_corpus
     from metaeval.core.measures.registry import parse_measures
     from metaeval.core.pipeline import RunOptions, run_scores
+    from metaeval.core.probes import computed_score, split_system
 
     try:
         measures = parse_measures(args.measure or "jsd")
@@ -148,6 +142,8 @@ def _from_dataset(
 
 
 def _conventions(mode: str, settings: Mapping[str, object] | None) -> dict[str, object]:
+    from metaeval.core.probes import PROBES
+
     out: dict[str, object] = {
         "probes": mode,
         "pairs": {probe.name: f"{probe.a} < {probe.b}" for probe in PROBES[mode]},
@@ -179,6 +175,19 @@ def _json_value(value: object) -> object:
 
 def cmd_probes(args: argparse.Namespace) -> int:
     from metaeval.cli import UsageError, _open_out
+    from metaeval.core.probes import (
+        ADVERSARIAL_COLUMNS,
+        ADVERSARIAL_SUMMARY_COLUMNS,
+        ROW_COLUMNS,
+        SIGNIFICANCE_COLUMNS,
+        SUMMARY_COLUMNS,
+        probe_rows,
+        probe_table,
+        read_scores,
+        summarise,
+        summarise_worsening,
+        worsening_rows,
+    )
 
     if (args.scores is None) == (args.dataset is None):
         raise UsageError("probes needs SCORES.csv or --dataset DATASET (one of them)")

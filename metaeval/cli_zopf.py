@@ -21,24 +21,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from metaeval.cli_args import add_rater_arguments, rater_choice, say_exclusions
 from metaeval.core.records import json_safe, write_csv
-from metaeval.core.zopf import (
-    ALPHA,
-    MAX_ITERATIONS,
-    TOLERANCE,
-    agreement,
-    bradley_terry,
-    comparison_matrix,
-    macro_agreement,
-    reference_weights,
-    sample_pairs,
-    similarity,
-    simulated_judgments,
-    summary_utility,
-)
+from metaeval.core.zopf_params import ALPHA, MAX_ITERATIONS, TOLERANCE
 
 TABLES = {
     "agreement": ["topic", "summaries", "pairs", "agreement"],
@@ -71,8 +56,21 @@ def add_zopf_command(commands: Any) -> None:
 
 def zopf_document(args: argparse.Namespace) -> dict[str, Any]:
     """Everything ``zopf`` computes, as JSON-ready data."""
+    import numpy as np
+
     from metaeval.cli import UsageError
     from metaeval.core.exclusions import RaterFilter
+    from metaeval.core.zopf import (
+        agreement,
+        bradley_terry,
+        comparison_matrix,
+        macro_agreement,
+        reference_weights,
+        sample_pairs,
+        similarity,
+        simulated_judgments,
+        summary_utility,
+    )
     from metaeval.core.zopf_files import load_judgments, load_summaries, load_topics
 
     if not args.judgments and args.simulate <= 0:

@@ -369,18 +369,14 @@ def run_json(request: HttpRequest, pk: int) -> JsonResponse:
 
 
 def _display_rows(scores: list[dict]) -> list[dict]:
-    """Score rows for the page: floats to 4 places, nulls as "nan" in score columns."""
-    shown = []
-    for row in scores:
-        cells = {}
-        for key in COLUMNS:
-            value = row.get(key)
-            if key in FLOAT_COLUMNS:
-                cells[key] = "nan" if value is None else f"{value:.4f}"
-            else:
-                cells[key] = "" if value is None else value
-        shown.append(cells)
-    return shown
+    """Score rows for the page, numbers as the report shows them (:func:`metaeval.core.display.fmt_number`: 4
+    decimals, ``< 0.0001`` for a tiny value, ``–`` for a missing one)."""
+    def cell(key: str, value: object) -> object:
+        if key in FLOAT_COLUMNS or isinstance(value, int | float):
+            return display.fmt_number(value)
+        return "" if value is None else value
+
+    return [{key: cell(key, row.get(key)) for key in COLUMNS} for row in scores]
 
 
 # -- the full report (kind="report") ----------------------------------------------------------------------------

@@ -6,6 +6,7 @@ from __future__ import annotations
 from django import forms
 from django.contrib import admin, messages
 from django.core.files.uploadedfile import UploadedFile
+from django.db import models
 from django.db.models import F, QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
@@ -294,6 +295,7 @@ class StudyAdmin(admin.ModelAdmin):
     search_fields = ["slug", "title"]
     filter_horizontal = ["systems"]
     readonly_fields = READONLY
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
     actions = [generate_questionnaires, icopernicus_preset, open_studies, close_studies, draft_studies]
     # fieldsets per kind, scale labels and criteria as rows, systems of the dataset (the reference ``user`` never:
     # its pair is in every questionnaire anyway); see survey/admin_study_form.py

@@ -8,6 +8,7 @@ from typing import Any
 
 from django import forms
 from django.core.exceptions import ValidationError
+from django.db import models
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
@@ -161,6 +162,13 @@ class CriteriaField(forms.Field):
         validate_criteria(value)
 
 
+def https_url_field(db_field: models.Field, **kwargs: Any) -> forms.Field | None:
+    """A model field's form field, a URL typed without a scheme taken as https:// (Django 6's rule, said now)."""
+    if isinstance(db_field, models.URLField):
+        kwargs.setdefault("assume_scheme", "https")
+    return db_field.formfield(**kwargs)
+
+
 class StudyAdminForm(forms.ModelForm):
     scale_labels = ScaleLabelsField(label="Scale labels", initial=default_scale_labels, help_text=(
         f"What participants see for each rating from {RATING_MIN} (least similar) to {RATING_MAX} (most similar)."))
@@ -173,6 +181,7 @@ class StudyAdminForm(forms.ModelForm):
     class Meta:
         model = Study
         fields = EDITABLE
+        formfield_callback = https_url_field
         labels = {"assignment_timeout_minutes": "Assignment timeout (minutes)"}
         help_texts = {
             "assignment_timeout_minutes": "How long a set that a participant started but did not finish holds its "

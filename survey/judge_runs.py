@@ -245,14 +245,21 @@ def judge_run_cancel(run: JudgeRun) -> JudgeRun:
 
 
 def judge_run_resume(run: JudgeRun) -> JudgeRun:
-    """Queue a failed or cancelled ``openai``/``transformers`` run again; its worker skips what is stored."""
+    """Queue a failed or cancelled ``openai``/``transformers`` run that has judgments left to ask; its worker skips
+    what is stored."""
     if run.kind == JudgeRun.Kind.FILE:
         raise JudgeRunError("an imported run has nothing to resume")
     resumable = (JudgeRun.Status.FAILED, JudgeRun.Status.CANCELLED)
+    stopped = f"judge run {run.pk} is {run.status}; only a failed or cancelled run can resume"
+    if run.status not in resumable:
+        raise JudgeRunError(stopped)
+    if run.total and JudgeJudgment.objects.filter(judge_run=run).count() >= run.total:
+        raise JudgeRunError(f"judge run {run.pk} has all its {run.total} judgments stored (invalid ones included), "
+                            "so a resume would ask nothing: start a new run")
     if not JudgeRun.objects.filter(pk=run.pk, status__in=resumable).update(
             status=JudgeRun.Status.QUEUED, cancel_requested=False, worker="", error="", finished_at=None,
             attempts=0):
-        raise JudgeRunError(f"judge run {run.pk} is {run.status}; only a failed or cancelled run can resume")
+        raise JudgeRunError(stopped)
     run.refresh_from_db()
     transaction.on_commit(lambda: judge_run_launch(run))
     return run

@@ -111,9 +111,10 @@ def judge_cases_download(request: HttpRequest, slug: str) -> HttpResponse:
 
 def _judge_run_state(row: selectors.JudgeRunRow) -> dict[str, object]:
     run = row.run
-    return {"id": run.pk, "name": run.name, "kind": run.kind, "status": run.status, "done": run.done,
-            "total": run.total, "percent": row.percent, "invalid": row.invalid, "error": run.error,
-            "cancel_requested": run.cancel_requested}
+    return {"id": run.pk, "name": run.name, "kind": run.kind, "status": run.status,
+            "status_display": run.get_status_display(), "done": row.done, "total": run.total,
+            "percent": row.percent, "invalid": row.invalid, "error": run.error,
+            "cancel_requested": run.cancel_requested, "cancellable": row.cancellable, "resumable": row.resumable}
 
 
 @researcher_required

@@ -943,20 +943,29 @@ def below_gold_threshold(*, study: Study) -> list[int]:
 
 @dataclass(frozen=True)
 class JudgeRunRow:
-    """A judge run on the study's judges page: the run, its invalid answers and its answers per winner."""
+    """A judge run on the study's judges page: the run, its invalid answers and its answers per winner. ``done``
+    counts the stored judgments from the same query as ``invalid`` (so ``invalid <= done`` always; the run's own
+    ``done`` is written at most once a second while it runs)."""
 
     run: JudgeRun
     invalid: int
     winners: dict[str, int]
 
     @property
+    def done(self) -> int:
+        return sum(self.winners.values())
+
+    @property
     def percent(self) -> float:
-        return 100.0 * self.run.done / self.run.total if self.run.total else 0.0
+        return min(100.0, 100.0 * self.done / self.run.total) if self.run.total else 0.0
 
     @property
     def resumable(self) -> bool:
-        return self.run.kind != JudgeRun.Kind.FILE and self.run.status in (JudgeRun.Status.FAILED,
-                                                                           JudgeRun.Status.CANCELLED)
+        """A failed or cancelled run of a live judge with judgments still to ask (one whose every judgment is
+        stored, invalid ones included, has nothing to resume: its message says to start a new run)."""
+        return (self.run.kind != JudgeRun.Kind.FILE and self.run.status in (JudgeRun.Status.FAILED,
+                                                                            JudgeRun.Status.CANCELLED)
+                and self.done < self.run.total)
 
     @property
     def cancellable(self) -> bool:

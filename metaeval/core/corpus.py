@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from metaeval.core.exclusions import Exclusions
+from metaeval.core.fileio import listed
 
 REFERENCE = "user"
 Missing = Literal["error", "drop"]
@@ -24,11 +25,28 @@ class MissingSummary(DataError):
     """A reader of a document lacks their own ("user") summary or a system's; ``what`` names them. The message
     gives the command line's fix; ``metaeval.services`` words it for the run form."""
 
+    HINT = "(use --missing drop to leave such readers out)"
+
     def __init__(self, doc_id: str, reader: str, lacking: list[str]) -> None:
         self.doc_id, self.reader, self.lacking = doc_id, reader, list(lacking)
         self.what = " and ".join(f'"{name}"' for name in lacking)
-        super().__init__(f'document "{doc_id}", reader "{reader}": no {self.what} summary '
-                         f"(use --missing drop to leave such readers out)")
+        self.problem = f'document "{doc_id}", reader "{reader}": no {self.what} summary'
+        super().__init__(f"{self.problem} {self.HINT}")
+
+
+class MissingSummaries(MissingSummary):
+    """Every reader of a corpus lacking a summary a run needs (:func:`require_summaries`), one per line as
+    ``file:line: document "D", reader "U": no "user" summary`` in file order, then the fix; ``doc_id``, ``reader``
+    and ``what`` are the first one's."""
+
+    def __init__(self, corpus: Corpus, found: Sequence[tuple[Document, MissingSummary]]) -> None:
+        first = found[0][1]
+        super().__init__(first.doc_id, first.reader, first.lacking)
+        self.found = [item for _, item in found]
+        lines = [f"{corpus.source}:{document.line}: {item.problem}" if corpus.source and document.line
+                 else item.problem for document, item in found]
+        separator = " " if len(lines) == 1 else "\n"  # one problem: one line, as MissingSummary
+        DataError.__init__(self, f"{listed(lines)}{separator}{self.HINT}")
 
 
 @dataclass(frozen=True)
@@ -63,15 +81,19 @@ class Document:
         a, b = self.summary(reader_j, system), self.summary(reader_k, system)
         return None if a is None or b is None else same_text(a, b)
 
+    def lacking(self, reader: str, systems: Sequence[str]) -> list[str]:
+        """What ``reader`` lacks to take part for ``systems``: ``"user"`` and each system without a summary."""
+        return [name for name in (REFERENCE, *systems) if self.summary(reader, name) is None]
+
     def readers_for(self, system: str, missing: Missing = "error") -> list[str]:
         """Readers taking part for ``system``: those with both a ``"user"`` and a ``system`` summary (sec. 2).
 
-        ``missing="error"`` raises :class:`DataError` naming the first reader lacking one of them;
-        ``missing="drop"`` leaves that reader out.
+        ``missing="error"`` raises :class:`DataError` naming the first reader lacking one of them
+        (:func:`require_summaries` names them all); ``missing="drop"`` leaves that reader out.
         """
         kept: list[str] = []
         for reader in self.summaries:
-            lacking = [name for name in (REFERENCE, system) if self.summary(reader, name) is None]
+            lacking = self.lacking(reader, [system])
             if not lacking:
                 kept.append(reader)
             elif missing == "error":
@@ -129,6 +151,18 @@ class RatingTable:
 
     def __len__(self) -> int:
         return len(self.rows)
+
+
+def require_summaries(corpus: Corpus, systems: Sequence[str] | None = None) -> None:
+    """Raise :class:`MissingSummaries` naming every reader of every document who lacks their own summary or one
+    of ``systems``' (default: every system of the corpus), in file order: all that a run with ``missing="error"``
+    refuses (:meth:`Document.readers_for`), at once."""
+    chosen = list(corpus.systems if systems is None else systems)
+    found = [(document, MissingSummary(document.doc_id, reader, lacking))
+             for document in corpus.documents for reader in document.summaries
+             if (lacking := document.lacking(reader, chosen))]
+    if found:
+        raise MissingSummaries(corpus, found)
 
 
 def same_text(a: str, b: str) -> bool:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from metaeval.core.cache import DistanceCache, pair_digests
-from metaeval.core.corpus import REFERENCE, Corpus, Document, Missing
+from metaeval.core.corpus import REFERENCE, Corpus, Document, Missing, require_summaries
 from metaeval.core.measures.base import Measure
 from metaeval.core.perseval import DocPairs, Params, SystemScore, score_system
 
@@ -70,8 +70,11 @@ def plan_corpus(
     missing: Missing = "error",
     transform: Callable[[str], str] | None = None,
 ) -> Plan:
-    """Readers per system and document (sec. 2); ``transform`` is an optional preprocessing of every text."""
+    """Readers per system and document (sec. 2); ``transform`` is an optional preprocessing of every text. With
+    ``missing="error"`` every reader lacking a summary is named at once (:func:`require_summaries`)."""
     chosen = list(systems) if systems is not None else list(corpus.systems)
+    if missing == "error":
+        require_summaries(corpus, chosen)
     apply = transform or (lambda text: text)
     memo: dict[str, str] = {}
 

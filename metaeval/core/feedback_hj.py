@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Literal
 
 from metaeval.core.corpus import REFERENCE, Corpus, DataError
-from metaeval.core.fileio import Problems, from_spreadsheet_safe, read_text
+from metaeval.core.fileio import Problems, from_spreadsheet_safe, listed, read_text
 from metaeval.core.human import HumanCounts
 from metaeval.core.perseval import DocPairs
 
@@ -195,24 +195,28 @@ class FeedbackPlan:
 def plan_feedback(corpus: Corpus, table: FeedbackTable, *, systems: Sequence[str] | None = None,
                   transform: Callable[[str], str] | None = None) -> FeedbackPlan:
     """Group the ratings; every rated document, reader and summary must be in the dataset (a ``DataError``
-    naming the ratings line otherwise)."""
+    naming every ratings line where one is not, in file order)."""
     documents = corpus.by_id()
     where = table.source or "feedback ratings"
     chosen = list(systems) if systems is not None else table.systems
     apply = transform or (lambda text: text)
     found: dict[str, dict[str, dict[str, float]]] = {}
     gold: dict[str, dict[str, float]] = {}
+    problems: list[str] = []
     for row in table.rows:
         document = documents.get(row.doc_id)
         if document is None:
-            raise DataError(f'{where}:{row.line}: document "{row.doc_id}" is not in the dataset')
+            problems.append(f'{where}:{row.line}: document "{row.doc_id}" is not in the dataset')
+            continue
         for name in (REFERENCE, row.system):
             if document.summary(row.reader, name) is None:
-                raise DataError(f'{where}:{row.line}: document "{row.doc_id}", reader "{row.reader}" has no "{name}" '
+                problems.append(f'{where}:{row.line}: document "{row.doc_id}", reader "{row.reader}" has no "{name}" '
                                 "summary in the dataset")
         gold.setdefault(row.doc_id, {})[row.reader] = row.gold_mean
         if row.system in chosen:
             found.setdefault(row.doc_id, {}).setdefault(row.system, {})[row.reader] = row.rating
+    if problems:
+        raise DataError(listed(problems))
     ratings: dict[str, dict[str, dict[str, float]]] = {}
     doc_text: dict[str, str] = {}
     user_text: dict[tuple[str, str], str] = {}

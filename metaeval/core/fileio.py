@@ -40,11 +40,15 @@ class ImportFileError(ImporterError):
 
 
 class Problems:
-    """Collects ``file:line: message`` problems; raises once ``limit`` is reached or on :meth:`raise_if_any`."""
+    """Collects ``file:line: message`` problems; raises once ``limit`` is reached or on :meth:`raise_if_any`, with
+    the problems in line order (files in the order first named; one line's problems in the order found), however
+    the checks found them (a reader may check a row's shape while reading and its values after)."""
 
     def __init__(self, limit: int = MAX_PROBLEMS) -> None:
         self.limit = limit
         self.items: list[str] = []
+        self._keys: list[tuple[int, int]] = []  # (file's rank, line) of each item
+        self._files: dict[str, int] = {}
 
     def __bool__(self) -> bool:
         return bool(self.items)
@@ -54,12 +58,26 @@ class Problems:
 
     def add(self, file: str, line: int, message: str) -> None:
         self.items.append(f"{file}:{line}: {message}")
+        self._keys.append((self._files.setdefault(file, len(self._files)), line))
         if len(self.items) >= self.limit:
-            raise ImportFileError([*self.items, f"(stopped after {self.limit} problems; fix these and run again)"])
+            raise ImportFileError([*self.in_order(), f"(stopped after {self.limit} problems; fix these and run again)"])
+
+    def in_order(self) -> list[str]:
+        """The problems by file and line."""
+        order = sorted(range(len(self.items)), key=lambda index: (self._keys[index], index))
+        return [self.items[index] for index in order]
 
     def raise_if_any(self) -> None:
         if self.items:
-            raise ImportFileError(self.items)
+            raise ImportFileError(self.in_order())
+
+
+def listed(problems: Sequence[str], limit: int = MAX_PROBLEMS) -> str:
+    """Problems found all at once, one per line, at most ``limit`` of them (then how many more)."""
+    shown = list(problems[:limit])
+    if len(problems) > limit:
+        shown.append(f"(and {len(problems) - limit} more; fix these and run again)")
+    return "\n".join(shown)
 
 
 _JSON_WS = re.compile(r"[ \t\n\r]*")

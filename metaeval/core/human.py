@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from metaeval.core.corpus import REFERENCE, Corpus, DataError, RatingTable
+from metaeval.core.fileio import listed
 from metaeval.core.perseval import DocPairs
 
 PairKey = tuple[str, str, str, str]  # doc, system, uid1, uid2
@@ -87,18 +88,23 @@ def plan_human(
     systems: Sequence[str] | None = None,
     transform=None,
 ) -> HumanPlan:
-    """Group the ratings and check every rated document and reader exists in the dataset (sec. 10)."""
+    """Group the ratings and check every rated document and reader exists in the dataset (sec. 10; a
+    ``DataError`` naming every ratings line that does not, in file order)."""
     documents = corpus.by_id()
     lines: dict[tuple[str, str], int] = {}
+    problems: list[str] = []
     for row in ratings.rows:
         document = documents.get(row.doc_id)
         where = f"{ratings.source or 'ratings'}:{row.line}" if row.line else (ratings.source or "ratings")
         if document is None:
-            raise DataError(f'{where}: document "{row.doc_id}" is not in the dataset')
+            problems.append(f'{where}: document "{row.doc_id}" is not in the dataset')
+            continue
         for uid in (row.uid1, row.uid2):
             if uid not in document.summaries:
-                raise DataError(f'{where}: document "{row.doc_id}" has no reader "{uid}" in the dataset')
+                problems.append(f'{where}: document "{row.doc_id}" has no reader "{uid}" in the dataset')
             lines.setdefault((row.doc_id, uid), row.line)
+    if problems:
+        raise DataError(listed(problems))
     chosen = list(systems) if systems is not None else ratings.systems
     apply = transform or (lambda text: text)
     grouped: dict[str, dict[str, dict[tuple[str, str], float]]] = {}

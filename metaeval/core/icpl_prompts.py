@@ -41,7 +41,7 @@ import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from metaeval.core.probes import ADVERSARIAL_SUFFIX, STYLES
+from metaeval.core.prompt_styles import ADVERSARIAL_SUFFIX, STYLES
 
 __all__ = [
     "BUDGETS",

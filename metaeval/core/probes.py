@@ -31,6 +31,14 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from metaeval.core.fileio import Problems, from_spreadsheet_safe, read_text
+from metaeval.core.prompt_styles import (
+    ADVERSARIAL_PROBES,
+    ADVERSARIAL_STYLES,
+    ADVERSARIAL_SUFFIX,
+    ALL_STYLES,
+    PROBE_MODES,
+    STYLES,
+)
 from metaeval.core.records import number
 from metaeval.core.resampling import system_score_intervals
 
@@ -68,17 +76,6 @@ __all__ = [
     "worsening_rows",
 ]
 
-#: the six prompt styles of the paper's Table 2/3, in its column order
-STYLES: tuple[str, ...] = ("0-shot", "2-shot-wo-hist", "2-shot-w-hist", "c-0-shot", "c-2-shot-wo-hist",
-                           "c-2-shot-w-hist")
-#: the variant of a contrastive style whose prompts carried a wrong partner (``prompts --adversarial``; App. E.1)
-ADVERSARIAL_SUFFIX = "-adversarial"
-#: the contrastive styles and, for each, the probe of the paper's Table 6 whose B it is
-ADVERSARIAL_PROBES: dict[str, str] = {"c-0-shot": "PX-3", "c-2-shot-wo-hist": "PX-4", "c-2-shot-w-hist": "PX-5"}
-#: the adversarial styles, in :data:`STYLES` order
-ADVERSARIAL_STYLES: tuple[str, ...] = tuple(style + ADVERSARIAL_SUFFIX for style in ADVERSARIAL_PROBES)
-#: every style a system name or a score file may carry: the six, then their adversarial variants
-ALL_STYLES: tuple[str, ...] = STYLES + ADVERSARIAL_STYLES
 #: the first columns of a scores file (more may follow and are ignored)
 SCORE_COLUMNS: tuple[str, ...] = ("model", "style", "egises")
 #: the columns of one model's probe (the fixed part of the ``probes`` output)
@@ -98,7 +95,6 @@ ADVERSARIAL_SUMMARY_COLUMNS: tuple[str, ...] = ("probe", "style", "adversarial",
                                                 "mean_worsening_pp", "mean_worsening_pct")
 HUNDRED = Decimal(100)
 ProbeMode = Literal["reported", "defined"]
-PROBE_MODES: tuple[str, ...] = ("reported", "defined")
 #: a permuted |mean| counts as reaching the observed one within this absolute tolerance (summation order)
 TIE_TOLERANCE = 1e-12
 _CELLS_PER_CHUNK = 2_000_000

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import csv
 import math
+import sys
 from collections.abc import Mapping, Sequence
-from typing import Any, TextIO
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, TextIO
 
 from metaeval.core.fileio import spreadsheet_safe
-from metaeval.core.pipeline import RunResult
+
+if TYPE_CHECKING:
+    from metaeval.core.pipeline import RunResult
 
 __all__ = ["json_safe", "number", "run_document", "table_columns", "write_csv"]
 
@@ -40,9 +41,10 @@ def json_safe(value: Any) -> Any:
         return {str(key): json_safe(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
         return [json_safe(item) for item in value]
-    if isinstance(value, np.ndarray):
+    np = sys.modules.get("numpy")  # not imported here: no value is a numpy one before numpy is loaded
+    if np is not None and isinstance(value, np.ndarray):
         return json_safe(value.tolist())
-    if isinstance(value, np.generic):
+    if np is not None and isinstance(value, np.generic):
         value = value.item()
     if isinstance(value, float) and not math.isfinite(value):
         return None

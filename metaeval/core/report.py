@@ -27,39 +27,19 @@ from metaeval.core import raters as rater_stats
 from metaeval.core import resampling, studies
 from metaeval.core.corpus import Corpus
 from metaeval.core.edins_report import edins_section
-from metaeval.core.options import Option, check_all
-from metaeval.core.perseval import EXPONENT_BOUNDS, Params
+from metaeval.core.options import check_all
+from metaeval.core.perseval import Params
 from metaeval.core.pipeline import HUMAN_PREFIXES, Progress, ProgressEvent
 from metaeval.core.probes_report import probes_section
 from metaeval.core.records import json_safe
+from metaeval.core.report_options import REPORT_OPTIONS
 
-BETAS = tuple(round(1.0 + 0.1 * step, 1) for step in range(11))
 METHODS = resampling.METHODS
 #: seed offsets, so each study draws its own stream from the report's seed
 _SEEDS = {"leaderboard": 1, "correlations": 2, "permutations": 3, "stability_paper": 4, "stability_authors": 5,
           "raters": 6}
 
 
-#: the report's settings: type, bounds or choices, default (build_report's keywords; the CLI's ``report --full``
-#: and ``manage.py metaeval_report`` flags, the run form's and the API's ``report`` are built from this table)
-REPORT_OPTIONS: tuple[Option, ...] = (
-    Option("n_boot", 1000, "bootstrap samples", kind=int, low=1, high=1_000_000),
-    Option("resample", "both", "what the correlation bootstrap and the permutation tests resample", kind=str,
-           choices=resampling.RESAMPLES),
-    Option("confidence", 0.95, "confidence level of the intervals", low=0.5, high=0.999),
-    Option("betas", BETAS, "EDP betas of the ablation", low=EXPONENT_BOUNDS[0], high=EXPONENT_BOUNDS[1], many=True),
-    Option("stability_samples", 10, "subsamples per stability level", kind=int, low=1, high=100_000),
-    Option("stability_levels", (80, 60, 40, 20), "stability levels, percent of the documents kept", kind=int,
-           low=1, high=100, many=True),
-    Option("n_permutations", 1000, "permutations per test", kind=int, low=1, high=1_000_000),
-    Option("missing_system", resampling.MISSING_SYSTEM_RULES[0],
-           "a bootstrap sample in which a drawn system has no drawn document: discard the sample (SacreROUGE's "
-           "rule) or correlate it without that system", kind=str, choices=resampling.MISSING_SYSTEM_RULES,
-           flag_name="--bootstrap-missing"),
-    Option("permutation_alternative", resampling.ALTERNATIVES[0],
-           "permutation tests one-sided per ordered pair (H1: r(A,H) > r(B,H)) or two-sided per unordered pair "
-           "(|delta*| >= |delta|)", kind=str, choices=resampling.ALTERNATIVES),
-)
 _DEFAULT = {option.name: option.default for option in REPORT_OPTIONS}
 
 

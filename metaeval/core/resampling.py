@@ -98,6 +98,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
 from metaeval.core.correlation import ALPHA, correlate, size_label
+from metaeval.core.report_options import ALTERNATIVES, MISSING_SYSTEM_RULES, RESAMPLES
 
 __all__ = [
     "ALTERNATIVES",
@@ -124,11 +125,6 @@ Alternative = Literal["greater", "two-sided"]
 Seed = int | np.random.SeedSequence | np.random.Generator | None
 
 METHODS: tuple[Method, ...] = ("pearson", "spearman", "kendall")
-RESAMPLES: tuple[Resample, ...] = ("systems", "documents", "both")
-#: what a bootstrap sample does when a drawn system has no drawn document with a value (the first is the default)
-MISSING_SYSTEM_RULES: tuple[str, ...] = ("discard-sample", "drop-system")
-#: the alternative hypotheses of the permutation test (the first is the default)
-ALTERNATIVES: tuple[str, ...] = ("greater", "two-sided")
 MIN_PAIRS = 3
 NAN = float("nan")
 _CELLS_PER_CHUNK = 2_000_000  # bounds the temporary arrays (about 16 MB of float64 each)

@@ -37,6 +37,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from metaeval.core.zopf_params import ALPHA, MAX_ITERATIONS, TOLERANCE
+
 __all__ = [
     "ALPHA",
     "BTFit",
@@ -56,9 +58,6 @@ __all__ = [
     "tokens",
 ]
 
-ALPHA = 0.01
-TOLERANCE = 1e-10
-MAX_ITERATIONS = 10_000
 TOKEN = re.compile(r"\w+")
 PUNKT = "tokenizers/punkt_tab"
 

@@ -76,7 +76,7 @@ def test_report_writes_every_table(tmp_path):
     [
         (["score", DATASET, "--measures", "nope"], "unknown measure 'nope'"),
         (["score", DATASET, "--aux", "rouge_l"], "--aux needs ratings"),
-        (["score", "/no/such/file.jsonl"], "No such file"),
+        (["score", "/no/such/file.jsonl"], "error: /no/such/file.jsonl: no such file or folder\n"),
         (["correlate", DATASET], "not a scores file"),
     ],
 )

@@ -175,8 +175,8 @@ def test_zopf_leaves_out_the_marked_judges(tmp_path):
 
 
 def test_help_names_the_flags():
-    for argv in (["score"], ["report"], ["edins"], ["pairwise"], ["consistency"], ["accuracy"], ["zopf"],
-                 ["power", "hj"]):
+    for argv in (["score"], ["report"], ["edins"], ["pairwise"], ["consistency"], ["accuracy"], ["agreement"],
+                 ["ppi"], ["alt-test"], ["zopf"], ["power", "hj"]):
         out = io.StringIO()
         with redirect_stdout(out), pytest.raises(SystemExit):
             main([*argv, "--help"])

@@ -153,7 +153,7 @@ def test_bad_input_files(files, tmp_path):
     code, _, err = run("meta-accuracy", scores, "--human", "hj:x", "--documents", scores)
     assert code == 2 and "not a per-document file" in err
     code, _, err = run("meta-accuracy", str(tmp_path / "none.csv"), "--human", "hj:x")
-    assert code == 2 and "No such file" in err
+    assert code == 2 and err == f"error: {tmp_path / 'none.csv'}: no such file or folder\n"
     with pytest.raises(SystemExit) as stop:
         run("meta-accuracy", scores, "--human", "hj:x", "--tie-calibration", "--epsilon", "1")
     assert stop.value.code == 2

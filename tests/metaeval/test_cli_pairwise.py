@@ -6,6 +6,7 @@ import io
 import json
 import math
 
+import numpy as np
 import pytest
 
 from tests.metaeval.cli_run import run
@@ -136,3 +137,54 @@ def test_bad_parameters_are_usage_errors(judgments, flag):
     with pytest.raises(SystemExit) as caught:
         run("pairwise", judgments, *flag)
     assert caught.value.code == 2
+
+
+@pytest.fixture
+def length_biased(tmp_path):
+    """Judgments of a judge that likes long texts: A writes long ones but is the weakest (see test_style)."""
+    from tests.metaeval.core.pairwise.test_style import length_biased_judgments
+
+    games, data = length_biased_judgments(np.random.default_rng(7), n_cases=150)
+    lines = ["case_id,criterion,model_a,model_b,winner,text_a,text_b"]
+    for game in games:
+        texts = [" ".join(["w"] * int(data.length(game.case_id, s))) for s in (game.model_a, game.model_b)]
+        winner = "model_a" if game.score == 1.0 else "model_b"
+        lines.append(f"{game.case_id},{game.criterion},{game.model_a},{game.model_b},{winner},{texts[0]},{texts[1]}")
+    path = tmp_path / "biased.csv"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return str(path)
+
+
+def test_style_control_columns_and_the_order_warning(length_biased):
+    code, out, err = run("pairwise", length_biased, "--style-control", "--seed", "2", "--n-boot", "50")
+    assert code == 0
+    assert out.splitlines()[0] == (RATING_COLUMNS + ",style_games,bt_nostyle,bt_style,bt_style_ci_low,"
+                                   "bt_style_ci_high,rank_nostyle,rank_style")
+    rows = {(r["criterion"], r["system"]): r for r in csv.DictReader(io.StringIO(out))}
+    assert rows[("quality", "A")]["rank_nostyle"] == "1" and rows[("quality", "A")]["rank_style"] == "3"
+    assert rows[("quality", "A")]["bt"] == rows[("quality", "A")]["bt_nostyle"]  # every game has its lengths
+    assert "warning: style control changes the order in quality: A > " in err
+    assert err.rstrip().endswith("seed 2, 50 bootstrap rounds, 0 invalid judgments left out")
+
+
+def test_style_table_and_json(length_biased):
+    code, out, _ = run("pairwise", length_biased, "--table", "style", "--seed", "2", "--n-boot", "20")
+    assert code == 0
+    assert out.splitlines()[0] == "criterion,feature,coefficient,ci_low,ci_high,scale,games"
+    assert [(r["criterion"], r["feature"]) for r in csv.DictReader(io.StringIO(out))] == [
+        ("quality", "length"), ("overall", "length")]
+    code, out, _ = run("pairwise", length_biased, "--style-control", "--seed", "2", "--n-boot", "20",
+                       "--format", "json", "--style-features", "length")
+    document = json.loads(out)
+    assert document["style"]["features"] == ["length"]
+    assert document["style"]["order_changes"][0]["with"] == ["C", "B", "A"]
+    assert "bt_style" in document["rows"][0]
+
+
+def test_style_control_errors(length_biased, judgments):
+    code, out, err = run("pairwise", judgments, "--style-control", "--seed", "1", "--n-boot", "5")
+    assert code == 2 and out == "" and "no style features" in err
+    code, _, err = run("pairwise", length_biased, "--style-control", "--style-features", "bold", "--seed", "1")
+    assert code == 2 and "--style-features: no feature bold (the file has length)" in err
+    code, _, err = run("pairwise", length_biased, "--style-control", "--table", "wtl")
+    assert code == 2 and "--style-control goes with --table ratings or style" in err

@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
-from metaeval.core.measures.base import Measure
+if TYPE_CHECKING:  # the measures' module (numpy) loads with the first measure made
+    from metaeval.core.measures.base import Measure
 
 
 def _rouge_l(compat: bool) -> Measure:

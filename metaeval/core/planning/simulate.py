@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from metaeval.core.corpus import DataError
+from metaeval.core.fileio import listed
 from metaeval.core.pairwise.bradley_terry import REGULARISER, fit_bt_many
 from metaeval.core.planning.adaptive import (
     DEFAULT_FLOOR,
@@ -74,7 +75,8 @@ class Truth:
 
 
 def read_truth(path: str | Path) -> Truth:
-    """A CSV with the columns ``system,elo`` (others ignored); DataError naming the file and line otherwise."""
+    """A CSV with the columns ``system,elo`` (others ignored); otherwise a DataError naming every bad line, in
+    order."""
     path = Path(path)
     text = path.read_text(encoding="utf-8-sig")
     reader = csv.DictReader(io.StringIO(text))
@@ -84,6 +86,7 @@ def read_truth(path: str | Path) -> Truth:
     reader.fieldnames = header
     systems: list[str] = []
     elo: list[float] = []
+    problems: list[str] = []
     for row in reader:
         line = reader.line_num
         name = (row.get("system") or "").strip()
@@ -92,13 +95,15 @@ def read_truth(path: str | Path) -> Truth:
         except ValueError:
             value = math.nan
         if not name:
-            raise DataError(f"{path.name}:{line}: the system name is empty")
+            problems.append(f"{path.name}:{line}: the system name is empty")
         if not math.isfinite(value):
-            raise DataError(f"{path.name}:{line}: elo {row.get('elo')!r} is not a finite number")
-        if name in systems:
-            raise DataError(f"{path.name}:{line}: system {name!r} is listed twice")
+            problems.append(f"{path.name}:{line}: elo {row.get('elo')!r} is not a finite number")
+        if name and name in systems:
+            problems.append(f"{path.name}:{line}: system {name!r} is listed twice")
         systems.append(name)
         elo.append(value)
+    if problems:
+        raise DataError(listed(problems))
     if len(systems) < 2:
         raise DataError(f"{path.name}: a truth needs at least two systems")
     return Truth(tuple(systems), tuple(elo))
