@@ -195,8 +195,10 @@ class StudyRatings(APIView):
         description=(
             "Every rating of the study's completed questionnaires in the export layout of `manage.py "
             "export_ratings` (`doc_id,system,uid1,uid2,rating,rater,study,questionnaire,shown_position,swapped,"
-            "claimed_at,completed_at,rated_at,automatic`; `automatic` is 1 for an identical pair recorded at the top "
-            "of the scale without being shown, under the study setting `identical_pairs=auto`), streamed. Choose "
+            "claimed_at,completed_at,rated_at,automatic,review,excluded,review_note`; `automatic` is 1 for an "
+            "identical pair recorded at the top of the scale without being shown, under the study setting "
+            "`identical_pairs=auto`; the last three are the rater's review on the participants page, `excluded` 1 "
+            "for a participant excluded from scoring, whose rows `python -m metaeval` leaves out), streamed. Choose "
             "the format with `?as=csv` (default) or "
             "`?as=jsonl`; `?format=` is accepted as a synonym."
         ),
@@ -219,9 +221,10 @@ class StudyJudgments(APIView):
         description=(
             "Every judgment of the study's completed questionnaires as a judgment file (`manage.py "
             "export_judgments`: `case_id,criterion,model_a,model_b,winner,judge,judge_kind,run,shown_first,doc_id,"
-            "reader_id`; what `python -m metaeval pairwise` reads), streamed; `?as=csv` (default) or `?as=jsonl`. "
+            "reader_id,review,excluded,review_note`; what `python -m metaeval pairwise` reads, leaving out the rows "
+            "with `excluded` 1), streamed; `?as=csv` (default) or `?as=jsonl`. "
             "A sentence preference study gives Zopf's file instead (`topic,sentence_a,sentence_b,winner,judge,"
-            "shown_first,criterion`; what `python -m metaeval zopf` reads). "
+            "shown_first,criterion,review,excluded,review_note`; what `python -m metaeval zopf` reads). "
             "409 for a similarity study (its ratings are under `ratings/`)."
         ),
         parameters=[_EXPORT_FORMAT, OpenApiParameter(

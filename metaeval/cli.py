@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 from metaeval.cli_accuracy import add_accuracy_command
 from metaeval.cli_agreement import add_agreement_command
 from metaeval.cli_alt_test import add_alt_test_command
-from metaeval.cli_args import at_least, comma_list
+from metaeval.cli_args import add_rater_arguments, at_least, comma_list, rater_choice, say_exclusions
 from metaeval.cli_consistency import add_consistency_command
 from metaeval.cli_edins import add_edins_command
 from metaeval.cli_judge import add_judge_command
@@ -63,6 +63,7 @@ from metaeval.cli_surrogates import add_surrogates_command
 from metaeval.cli_zopf import add_zopf_command
 from metaeval.core.corpus import DataError
 from metaeval.core.display import ascii_text, cells_of, correlation_warnings, fmt_number, fmt_p
+from metaeval.core.exclusions import DEFAULT_CHOICE, RaterChoice
 from metaeval.core.fileio import ImporterError, ImportFileError
 from metaeval.core.measures.registry import NEURAL, REPORT_DEFAULT, measure_option_names, parse_measures
 from metaeval.core.options import Option, OptionError
@@ -192,6 +193,8 @@ def _execute(args: argparse.Namespace, options: RunOptions, runner: Callable[...
     from metaeval.core.pipeline import DEFAULT_AUX
     from metaeval.core.progress import ProgressTracker
 
+    if getattr(args, "exclude_raters", None) and not args.ratings:
+        raise UsageError("--exclude-raters needs --ratings (the raters of the ratings file)")
     problems: list[str] = []
 
     def read(load: Callable[[], Any]) -> Any:
@@ -202,7 +205,7 @@ def _execute(args: argparse.Namespace, options: RunOptions, runner: Callable[...
             return None
 
     corpus = read(lambda: load_corpus(args.dataset))
-    ratings = read(lambda: load_ratings(args.ratings)) if args.ratings else None
+    ratings = read(lambda: load_ratings(args.ratings, raters=rater_choice(args))) if args.ratings else None
     extra: dict[str, Any] = {}
     if getattr(args, "feedback_ratings", None):  # the OpenAI HJ variant (conventions sec. 25)
         from metaeval.core.feedback_hj import load_feedback_ratings
@@ -212,6 +215,8 @@ def _execute(args: argparse.Namespace, options: RunOptions, runner: Callable[...
         extra["feedback_scale"] = args.feedback_scale
     if problems:
         raise ImportFileError(problems)
+    if ratings is not None:
+        say_exclusions(ratings.exclusions, ratings.source)
     if (ratings is not None or extra) and not options.aux:
         options.aux = list(DEFAULT_AUX)
     if isinstance(progress, ProgressTracker):
@@ -384,13 +389,12 @@ def report_settings(args: argparse.Namespace) -> dict[str, Any]:
             for option in REPORT_OPTIONS}
 
 
-def read_rating_rows(path: str) -> list[dict[str, str]]:
-    """The ratings CSV as ``csv.DictReader`` rows (header names stripped), for the rater section."""
+def read_rating_rows(path: str, raters: RaterChoice = DEFAULT_CHOICE) -> list[dict[str, str]]:
+    """The ratings CSV as ``csv.DictReader`` rows (header names stripped), for the rater section: the rows
+    ``load_ratings(path, raters=raters)`` keeps (the one rule, :meth:`RaterChoice.drops`)."""
     with open(path, newline="", encoding="utf-8-sig") as handle:
-        return [
-            {(key or "").strip(): value for key, value in row.items()}
-            for row in csv.DictReader(handle)
-        ]
+        rows = [{(key or "").strip(): value for key, value in row.items()} for row in csv.DictReader(handle)]
+    return [row for row in rows if raters.keeps_cells(row.get("rater"), row.get("excluded"))]
 
 
 def write_full_report(
@@ -402,7 +406,9 @@ def write_full_report(
     from metaeval.core.report import build_report
 
     document = build_report(
-        data, params=data.options.params, rating_rows=read_rating_rows(args.ratings) if args.ratings else None,
+        data, params=data.options.params,
+        rating_rows=read_rating_rows(args.ratings, rater_choice(args)) if args.ratings else None,
+        excluded_raters=data.ratings.exclusions.raters_left_out if data.ratings is not None else (),
         progress=progress, **settings,
     )
     with open(folder / "report.json", "w", encoding="utf-8") as handle:
@@ -578,6 +584,8 @@ def add_scoring_arguments(
 def _add_run_arguments(parser: argparse.ArgumentParser, *, measures: str, beta_default: float = 1.0) -> None:
     parser.add_argument("dataset", help="consolidated JSON / JSON Lines dataset")
     parser.add_argument("--ratings", help="ratings CSV: doc_id,system,uid1,uid2,rating (system=user for reader pairs)")
+    add_rater_arguments(parser.add_argument_group("raters of --ratings (default: all but those the file marks "
+                                                  "excluded)"))
     add_scoring_arguments(parser, measures=measures, beta_default=beta_default)
     feedback = parser.add_argument_group("OpenAI PerSEval-HJ variant (surrogate datasets; conventions sec. 25)")
     feedback.add_argument("--feedback-ratings", metavar="RATINGS.csv",

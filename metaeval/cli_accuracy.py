@@ -17,7 +17,7 @@ import secrets
 import sys
 from typing import Any
 
-from metaeval.cli_args import at_least, comma_list, number
+from metaeval.cli_args import add_rater_arguments, at_least, comma_list, number, rater_choice, say_exclusions
 from metaeval.core.pairwise.judgments import OVERALL, load_judgments, with_judge_kind
 from metaeval.core.records import json_safe, write_csv
 
@@ -47,6 +47,7 @@ def add_accuracy_command(commands: Any) -> argparse.ArgumentParser:
     parser.add_argument("--n-boot", type=at_least(1), default=1000, metavar="N", help="bootstrap rounds (1000)")
     parser.add_argument("--seed", type=at_least(0), metavar="N", help="seed (default: a fresh one, printed)")
     parser.add_argument("--judge-kind", metavar="KIND[,KIND...]", help="only judgments of these judge_kind values")
+    add_rater_arguments(parser, what="judgment", column="judge")
     parser.add_argument("--format", choices=["csv", "json"], default="csv")
     parser.set_defaults(handler=cmd_accuracy)
     return parser
@@ -55,7 +56,8 @@ def add_accuracy_command(commands: Any) -> argparse.ArgumentParser:
 def cmd_accuracy(args: argparse.Namespace) -> int:
     from metaeval.core.pairwise_accuracy import truth_accuracy
 
-    table = load_judgments(args.judgments)
+    table = load_judgments(args.judgments, raters=rater_choice(args))
+    say_exclusions(table.exclusions, table.source)
     if args.judge_kind:
         table = with_judge_kind(table, comma_list(args.judge_kind))
     if not 0 <= args.tie_credit <= 1:

@@ -17,6 +17,8 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
+from metaeval.cli_args import add_rater_arguments, rater_choice, say_exclusions
+
 if TYPE_CHECKING:
     from metaeval.core.judges.items import ItemSet
     from metaeval.core.pairwise.features import StyleData
@@ -25,7 +27,8 @@ __all__ = ["add_agreement_command", "add_judge_arguments", "cmd_agreement", "loa
 
 
 def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
-    """The judgment file, ``--judge`` and ``--human-kind`` (shared by agreement, ppi and alt-test)."""
+    """The judgment file, ``--judge``, ``--human-kind`` and which raters to read (``--exclude-raters``,
+    ``--include-excluded``) (shared by agreement, ppi and alt-test)."""
     parser.add_argument("judgments", help="judgment file, as for `pairwise` (CSV or JSON Lines), with both the "
                         "people's and the judge's judgments")
     parser.add_argument("--judge", required=True, metavar="NAME",
@@ -33,6 +36,7 @@ def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
                         "kind)")
     parser.add_argument("--human-kind", default="human", metavar="KIND",
                         help="judge_kind of the people's judgments (default human)")
+    add_rater_arguments(parser, what="judgment", column="judge")
 
 
 def load_items(args: argparse.Namespace) -> ItemSet | None:
@@ -41,7 +45,8 @@ def load_items(args: argparse.Namespace) -> ItemSet | None:
     from metaeval.core.judges.items import JudgeNotFound, build_items
     from metaeval.core.pairwise.judgments import load_judgments
 
-    table = load_judgments(args.judgments)
+    table = load_judgments(args.judgments, raters=rater_choice(args))
+    say_exclusions(table.exclusions, table.source)
     try:
         return build_items(table, args.judge, human_kind=args.human_kind)
     except JudgeNotFound as exc:

@@ -3,9 +3,12 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 from collections.abc import Callable
 
-__all__ = ["at_least", "comma_list", "number"]
+from metaeval.core.exclusions import Exclusions, RaterChoice
+
+__all__ = ["add_rater_arguments", "at_least", "comma_list", "number", "rater_choice", "say_exclusions"]
 
 
 def at_least(low: int) -> Callable[[str], int]:
@@ -42,3 +45,27 @@ def comma_list(text: str) -> list[str]:
     """The comma-separated names of an option (``--judge-kind human,llm``, ``--systems A,B``), stripped, blanks
     dropped, in order."""
     return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def add_rater_arguments(parser: argparse.ArgumentParser | argparse._ArgumentGroup, *, what: str = "ratings",
+                        column: str = "rater") -> None:
+    """``--exclude-raters`` and ``--include-excluded``: which raters of a ``what`` file the command reads (by default
+    all but those the file marks excluded, as the survey's export does; docs/conventions.md sec. 2)."""
+    parser.add_argument("--exclude-raters", metavar="P1,P2", type=comma_list, default=[],
+                        help=f"leave out these raters of the {what} file (its {column} column, as written there)")
+    parser.add_argument("--include-excluded", action="store_true",
+                        help=f"keep the raters the {what} file marks excluded (column excluded = 1, as the survey's "
+                        "export writes the participants excluded or rejected on its participants page); by default "
+                        "they are left out")
+
+
+def rater_choice(args: argparse.Namespace) -> RaterChoice:
+    """The :class:`RaterChoice` of :func:`add_rater_arguments`' flags."""
+    return RaterChoice.of(getattr(args, "exclude_raters", None) or (),
+                          include_excluded=bool(getattr(args, "include_excluded", False)))
+
+
+def say_exclusions(exclusions: Exclusions, source: str) -> None:
+    """Tell the user on stderr which raters a reader left out of ``source`` (and kept though excluded)."""
+    for line in exclusions.lines(source):
+        print(line, file=sys.stderr)

@@ -18,7 +18,7 @@ import secrets
 import sys
 from typing import Any
 
-from metaeval.cli_args import at_least, comma_list
+from metaeval.cli_args import add_rater_arguments, at_least, comma_list, rater_choice, say_exclusions
 from metaeval.core.pairwise.judgments import load_judgments, with_judge_kind
 from metaeval.core.records import json_safe, write_csv
 
@@ -61,6 +61,7 @@ def add_consistency_command(commands: Any) -> argparse.ArgumentParser:
                         help="consistency = the two draws give the same of A / B / inconclusive")
     parser.add_argument("--seed", type=at_least(0), metavar="N", help="seed (default: a fresh one, printed)")
     parser.add_argument("--judge-kind", metavar="KIND[,KIND...]", help="only judgments of these judge_kind values")
+    add_rater_arguments(parser, what="judgment", column="judge")
     parser.add_argument("--format", choices=["csv", "json"], default="csv")
     parser.set_defaults(handler=cmd_consistency)
     return parser
@@ -70,7 +71,8 @@ def cmd_consistency(args: argparse.Namespace) -> int:
     from metaeval.core.pairwise.games import criteria_games, pair_outcomes, play
     from metaeval.core.pairwise_consistency import consistency_curve
 
-    table = load_judgments(args.judgments)
+    table = load_judgments(args.judgments, raters=rater_choice(args))
+    say_exclusions(table.exclusions, table.source)
     if args.judge_kind:
         table = with_judge_kind(table, comma_list(args.judge_kind))
     model_a, model_b = args.models

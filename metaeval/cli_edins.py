@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from metaeval.cli_args import comma_list, number
+from metaeval.cli_args import add_rater_arguments, comma_list, number, rater_choice, say_exclusions
 from metaeval.core.records import json_safe, write_csv
 
 COLUMNS = ["system", "dins", "pf", "edins", "documents", "readers"]
@@ -46,6 +46,7 @@ def add_edins_command(commands: Any) -> None:
     edins.add_argument("--normalise", choices=["default", "literal"], default="default",
                        help="default: means over readers and pairs; literal: the printed 1/(m n^2)")
     edins.add_argument("--ratings", help="ratings CSV doc_id,system,uid1,uid2,rating: adds the human variant (_hj)")
+    add_rater_arguments(edins)
     edins.add_argument("--systems", type=comma_list, help="comma-separated systems (default: all, in file order)")
     edins.add_argument("--format", choices=["csv", "json"], default="csv")
     edins.add_argument("--out", help="output file (default stdout)")
@@ -60,8 +61,12 @@ def edins_document(args: argparse.Namespace) -> dict[str, Any]:
     from metaeval.core.human import plan_human
     from metaeval.core.loaders import load_corpus, load_ratings
 
+    if args.exclude_raters and not args.ratings:
+        raise UsageError("--exclude-raters needs --ratings (the raters of the ratings file)")
     corpus = load_corpus(args.dataset)
-    ratings = load_ratings(args.ratings) if args.ratings else None
+    ratings = load_ratings(args.ratings, raters=rater_choice(args)) if args.ratings else None
+    if ratings is not None:
+        say_exclusions(ratings.exclusions, ratings.source)
     systems = args.systems or list(corpus.systems)
     unknown = [name for name in systems if name not in corpus.systems]
     if unknown:

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from metaeval.cli_args import at_least, comma_list, number
+from metaeval.cli_args import add_rater_arguments, at_least, comma_list, number, rater_choice, say_exclusions
 from metaeval.core.pairwise.judgments import load_judgments, with_judge_kind
 from metaeval.core.records import json_safe, write_csv
 
@@ -55,6 +55,7 @@ def add_pairwise_command(commands: Any) -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=at_least(0), metavar="N",
                         help="bootstrap seed (default: a fresh random seed, printed on stderr / in the json)")
     parser.add_argument("--judge-kind", metavar="KIND[,KIND...]", help="only judgments of these judge_kind values")
+    add_rater_arguments(parser, what="judgment", column="judge")
     parser.add_argument("--table", choices=["ratings", "wtl", "style"], default="ratings",
                         help="ratings: one row per criterion and system (default); wtl: win/tie/loss per pair; "
                         "style: the style coefficients per criterion (implies --style-control)")
@@ -108,7 +109,8 @@ def cmd_pairwise(args: argparse.Namespace) -> int:
     from metaeval.core.pairwise.style import COEFFICIENT_COLUMNS, STYLE_COLUMNS
     from metaeval.core.planning.ranks import RANK_COLUMNS, with_rank_columns
 
-    table = load_judgments(args.judgments)
+    table = load_judgments(args.judgments, raters=rater_choice(args))
+    say_exclusions(table.exclusions, table.source)
     read = len(table.judgments)
     if args.judge_kind:
         table = with_judge_kind(table, comma_list(args.judge_kind))
@@ -152,7 +154,9 @@ def cmd_pairwise(args: argparse.Namespace) -> int:
         document: dict[str, Any] = {
             "source": table.source, "table": args.table,
             "judgments": {"read": read, "kept": len(table.judgments), "invalid": table.invalid,
-                          "judge_kind": args.judge_kind, "games": len(games)},
+                          "judge_kind": args.judge_kind, "games": len(games),
+                          "left_out": table.exclusions.rows_left_out,
+                          "raters_left_out": table.exclusions.raters_left_out},
             "parameters": {"k": params.k, "scale": params.scale, "base": params.base, "init": params.init,
                            "n_boot": args.n_boot, "seed": seed},
             "conventions": {

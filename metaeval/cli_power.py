@@ -20,7 +20,7 @@ import secrets
 import sys
 from typing import Any
 
-from metaeval.cli_args import at_least, number
+from metaeval.cli_args import add_rater_arguments, at_least, number, rater_choice, say_exclusions
 from metaeval.core.records import json_safe, write_csv
 
 __all__ = ["POWER_COLUMNS", "add_power_command", "cmd_power", "rater_counts"]
@@ -92,6 +92,7 @@ def add_power_command(commands: Any) -> argparse.ArgumentParser:
     hj.add_argument("--pilot", required=True, metavar="RATINGS.csv",
                     help="pilot ratings (the survey's export: doc_id,system,uid1,uid2,rating,rater[,study,"
                     "questionnaire,...]); without a questionnaire column a (document, reader pair) is one")
+    add_rater_arguments(hj.add_argument_group("raters of --pilot (default: all but those the file marks excluded)"))
     hj.add_argument("--raters", type=rater_counts, default=[1, 2, 3], metavar="1..K",
                     help="raters per questionnaire to plan for: 1..K or a list 1,2,4 (default 1..3)")
     hj.add_argument("--replicates", type=at_least(1), default=100, metavar="N", help="resampled studies per count "
@@ -152,8 +153,9 @@ def _cmd_hj(args: argparse.Namespace) -> int:
     if not options.aux:
         options.aux = list(DEFAULT_AUX)
     corpus = load_corpus(args.dataset)
-    ratings = load_ratings(args.pilot)
-    extras = read_rating_rows(args.pilot)
+    ratings = load_ratings(args.pilot, raters=rater_choice(args))
+    say_exclusions(ratings.exclusions, ratings.source)
+    extras = read_rating_rows(args.pilot, rater_choice(args))
     seed = secrets.randbelow(2**31) if args.seed is None else args.seed
     settings = {"raters": args.raters, "replicates": args.replicates, "n_boot": args.n_boot,
                 "confidence": args.confidence, "resample": args.resample, "seed": seed}

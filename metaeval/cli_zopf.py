@@ -18,8 +18,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
+from metaeval.cli_args import add_rater_arguments, rater_choice, say_exclusions
 from metaeval.core.records import json_safe, write_csv
 from metaeval.core.zopf_params import ALPHA, MAX_ITERATIONS, TOLERANCE
 
@@ -36,6 +38,7 @@ def add_zopf_command(commands: Any) -> None:
                                description=__doc__.split("\n")[0])
     zopf.add_argument("topics", help='JSON / JSON Lines: {"topic", "sentences" | "documents", "references"?}')
     zopf.add_argument("--judgments", help="CSV topic,sentence_a,sentence_b,winner (0-based indices, winner a|b)")
+    add_rater_arguments(zopf, what="judgment", column="judge")
     zopf.add_argument("--summaries", help='JSON / JSON Lines: {"topic", "summary_id", "sentences" | "text", "human"?}')
     zopf.add_argument("--simulate", type=int, default=0, metavar="N",
                       help="add N simulated labels per topic from its references (eq. 6; seeded random pairs)")
@@ -56,6 +59,7 @@ def zopf_document(args: argparse.Namespace) -> dict[str, Any]:
     import numpy as np
 
     from metaeval.cli import UsageError
+    from metaeval.core.exclusions import RaterFilter
     from metaeval.core.zopf import (
         agreement,
         bradley_terry,
@@ -74,7 +78,10 @@ def zopf_document(args: argparse.Namespace) -> dict[str, Any]:
     if args.simulate < 0 or args.alpha <= 0:
         raise UsageError("--simulate must be >= 0 and --alpha > 0")
     topics = load_topics(args.topics)
-    judgments = load_judgments(args.judgments, topics) if args.judgments else []
+    chooser = RaterFilter(rater_choice(args), Path(args.judgments).name) if args.judgments else None
+    judgments = load_judgments(args.judgments, topics, raters=chooser) if args.judgments else []
+    if chooser is not None:
+        say_exclusions(chooser.exclusions, chooser.file)
     summaries = load_summaries(args.summaries, topics) if args.summaries else []
     if args.simulate:
         lacking = [name for name, topic in topics.items() if not topic.references]

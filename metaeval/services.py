@@ -506,13 +506,19 @@ def judgment_set_import(
     """Store a pairwise judgment file as judgment set ``name`` (a slug, not taken yet), all or nothing.
 
     The whole file is parsed first (:func:`metaeval.core.pairwise.judgments.judgments_from_bytes`; an
-    ``ImportFileError`` lists every ``file:line: field`` problem) and must give at least one game
+    ``ImportFileError`` lists every ``file:line: field`` problem; the rows it marks excluded are left out, and the
+    description says so) and must give at least one game
     (:class:`~metaeval.core.pairwise.games.NoGames` otherwise); only then is a row written. ``ValueError`` for
     a bad or taken name (:func:`judgment_set_name_check`). ``before_commit`` is called with the stored set inside
     the transaction (an import job marks itself done there; raising rolls it back)."""
     name = judgment_set_name_check(name)
     table = judgments_from_bytes(data, file_name)
     games = require_games(table)
+    if table.exclusions.left_out:  # the rows the file marks excluded (a study export): said with the set
+        left = table.exclusions
+        said = (f"{left.rows_left_out} judgments of the raters marked excluded left out: "
+                f"{', '.join(left.raters_left_out)}")
+        description = f"{description} ({said})" if description else said[:1].upper() + said[1:]
     try:
         with transaction.atomic():
             stored = JudgmentSet.objects.create(

@@ -12,6 +12,7 @@ from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
 from metaeval.core.corpus import same_text
+from metaeval.core.exclusions import REVIEW_COLUMNS
 from metaeval.core.judges.cases import JudgeCase
 from metaeval.core.raters import RaterQuality, rater_report
 from survey import design, pairwise_design
@@ -35,7 +36,8 @@ from survey.models import (
     TopicSentence,
 )
 
-# The ratings layout of docs/conventions.md: these five columns first, so exports feed the CLI.
+# The ratings layout of docs/conventions.md: these five columns first, so exports feed the CLI; the rater's review
+# last (REVIEW_COLUMNS: review, excluded, review_note; the readers of the CLI leave out the rows marked excluded).
 EXPORT_COLUMNS = [
     "doc_id",
     "system",
@@ -51,6 +53,7 @@ EXPORT_COLUMNS = [
     "completed_at",
     "rated_at",
     "automatic",
+    *REVIEW_COLUMNS,
 ]
 
 
@@ -222,6 +225,18 @@ def rater_id(participant_id: int) -> str:
 _RATER_ID = re.compile(r"^[Pp]?(\d+)$")
 
 
+#: the participant's review fields an export reads with each row (``values_list`` paths from an assignment)
+_REVIEW_FIELDS = ("assignment__participant__review", "assignment__participant__excluded",
+                  "assignment__participant__review_note")
+
+
+def review_cells(review: str, excluded: bool, note: str) -> dict[str, object]:
+    """The export's last columns (``REVIEW_COLUMNS``) for a participant: their review (pending, approved,
+    rejected), ``excluded`` 1 when they are excluded from scoring (``Participant.excluded``: what a run leaves out,
+    :func:`excluded_raters`), else 0, and the review's note."""
+    return {"review": review, "excluded": int(excluded), "review_note": note}
+
+
 def participant_of_rater(name: str) -> int | None:
     """The participant id behind a rater id written ``P12`` or ``12`` (the inverse of :func:`rater_id`); ``None``
     when ``name`` is not a rater id."""
@@ -238,7 +253,7 @@ def ratings_export_rows(
     side each summary was shown on; ``system`` is ``user`` for the reference pair. The ratings of the
     participants ``exclude_participants`` (primary keys) are left out in the query. ``automatic`` is 1 for a
     rating recorded without being shown (identical texts under ``identical_pairs=auto``; its ``shown_position`` is
-    empty), else 0.
+    empty), else 0. The last columns are the rater's review (:func:`review_cells`), read in the same query.
     """
     qs = Rating.objects.filter(assignment__completed_at__isnull=False)
     if study is not None:
@@ -257,10 +272,10 @@ def ratings_export_rows(
         "assignment__questionnaire__reader_j__external_id", "assignment__questionnaire__reader_k__external_id",
         "value", "assignment__participant_id", "assignment__questionnaire__study__slug",
         "assignment__questionnaire__position", "shown_position", "swapped", "assignment__claimed_at",
-        "assignment__completed_at", "created_at", "automatic",
+        "assignment__completed_at", "created_at", "automatic", *_REVIEW_FIELDS,
     )
     for (doc_id, system, uid1, uid2, value, participant, slug, position, shown, swapped, claimed, completed, rated,
-         automatic) in values.iterator(chunk_size=2000):
+         automatic, review, excluded_flag, note) in values.iterator(chunk_size=2000):
         yield {
             "doc_id": doc_id,
             "system": system,
@@ -276,6 +291,7 @@ def ratings_export_rows(
             "completed_at": completed.isoformat() if completed else "",
             "rated_at": rated.isoformat(),
             "automatic": int(automatic),
+            **review_cells(review, excluded_flag, note),
         }
 
 
@@ -768,9 +784,12 @@ def assignment_choices(assignment: Assignment) -> list[ShownPair]:
     return shown
 
 
-#: the judgment file's columns (docs/conventions.md sec. 17; FastChat's pairwise battles as a table)
+#: the judgment file's columns (docs/conventions.md sec. 17; FastChat's pairwise battles as a table), then the
+#: participant's review (``REVIEW_COLUMNS``; empty for an LLM judge's row)
 JUDGMENT_COLUMNS = ("case_id", "criterion", "model_a", "model_b", "winner", "judge", "judge_kind", "run",
-                    "shown_first", "doc_id", "reader_id")
+                    "shown_first", "doc_id", "reader_id", *REVIEW_COLUMNS)
+#: the review cells of a judge run's row
+_NO_REVIEW: dict[str, object] = dict.fromkeys(REVIEW_COLUMNS, "")
 
 
 #: what a judgment export holds: ``human`` (participants), ``llm`` (judge runs) or ``all`` (both, humans first)
@@ -783,10 +802,11 @@ def judgment_export_rows(*, study: Study, exclude_excluded: bool = False, source
 
     Participants' (``source`` ``human`` or ``all``) in submission order (assignment, then position on the page,
     then the study's criterion order): ``case_id`` = ``doc_id/reader_id``, ``judge`` the rater id (``P12``),
-    ``judge_kind`` ``human``, ``run`` empty; with ``exclude_excluded``, the participants excluded on the
-    participants page are left out. Then the judge runs' (``llm`` or ``all``), oldest run first, each in item,
-    criterion and repeat order: ``judge`` the run's name, ``judge_kind`` ``llm``, ``run`` the repeat; every stored
-    judgment of a run counts, ``invalid`` ones and those of an unfinished run included.
+    ``judge_kind`` ``human``, ``run`` empty, then their review (:func:`review_cells`); with ``exclude_excluded``,
+    the participants excluded on the participants page are left out. Then the judge runs' (``llm`` or ``all``),
+    oldest run first, each in item, criterion and repeat order: ``judge`` the run's name, ``judge_kind`` ``llm``,
+    ``run`` the repeat, the review cells empty; every stored judgment of a run counts, ``invalid`` ones and those of
+    an unfinished run included.
 
     A fixed number of queries whatever the size (the items' columns once, then each kind's judgments read as
     plain values with ``iterator``), so an export streams."""
@@ -813,12 +833,12 @@ def _item_cells(study: Study) -> dict[int, _ItemCells]:
 
 
 def _judgment_row(cells: _ItemCells, *, criterion: str, winner: str, judge: str, judge_kind: str, run: int | str,
-                  shown_first: str) -> dict[str, object]:
+                  shown_first: str, review: dict[str, object]) -> dict[str, object]:
     """One judgment-file row (``JUDGMENT_COLUMNS``) of a preference item (its :func:`_item_cells`)."""
     case_id, model_a, model_b, doc_id, reader_id = cells
     return {"case_id": case_id, "criterion": criterion, "model_a": model_a, "model_b": model_b, "winner": winner,
             "judge": judge, "judge_kind": judge_kind, "run": run, "shown_first": shown_first, "doc_id": doc_id,
-            "reader_id": reader_id}
+            "reader_id": reader_id, **review}
 
 
 def _judge_run_rows(study: Study, cells: dict[int, _ItemCells]) -> Iterator[dict[str, object]]:
@@ -836,7 +856,7 @@ def _judge_run_rows(study: Study, cells: dict[int, _ItemCells]) -> Iterator[dict
         for run_id, item_id, criterion, number, winner, shown_first in sorted(
                 batch, key=lambda j: (order.get(j[2], len(order)), j[2], j[3])):
             yield _judgment_row(cells[item_id], criterion=criterion, winner=winner, judge=names[run_id],
-                                judge_kind="llm", run=number, shown_first=shown_first)
+                                judge_kind="llm", run=number, shown_first=shown_first, review=_NO_REVIEW)
 
     current: tuple[int, int] | None = None
     for judgment in rows.iterator(chunk_size=2000):
@@ -857,15 +877,16 @@ def _human_judgment_rows(study: Study, exclude_excluded: bool, cells: dict[int, 
         rows = rows.exclude(assignment__participant__excluded=True)
     values = rows.order_by("assignment__completed_at", "assignment_id", "shown_position", "id").values_list(
         "assignment_id", "assignment__participant_id", "item_id", "criterion", "winner", "shown_first",
-        "shown_position")
-    batch: list[tuple[int, int, int, str, str, str, int]] = []
+        "shown_position", *_REVIEW_FIELDS)
+    batch: list[tuple[int, int, int, str, str, str, int, str, bool, str]] = []
     current: int | None = None
 
     def flush() -> Iterator[dict[str, object]]:
-        for _assignment, participant, item_id, criterion, winner, shown_first, _position in sorted(
-                batch, key=lambda j: (j[6], order.get(j[3], len(order)))):
+        for _assignment, participant, item_id, criterion, winner, shown_first, _position, review, excluded, note in (
+                sorted(batch, key=lambda j: (j[6], order.get(j[3], len(order))))):
             yield _judgment_row(cells[item_id], criterion=criterion, winner=winner, judge=rater_id(participant),
-                                judge_kind="human", run="", shown_first=shown_first)
+                                judge_kind="human", run="", shown_first=shown_first,
+                                review=review_cells(review, excluded, note))
 
     for judgment in values.iterator(chunk_size=2000):
         if judgment[0] != current and batch:
@@ -878,8 +899,9 @@ def _human_judgment_rows(study: Study, exclude_excluded: bool, cells: dict[int, 
 
 #: a sentence preference study's judgment file (docs/conventions.md sec. 18): the columns ``python -m metaeval zopf``
 #: reads (``sentence_a``/``sentence_b`` 0-based indexes into the topic's sentences, ``winner`` ``a`` or ``b``), then
-#: the rater, the sentence shown first and the criterion
-SENTENCE_JUDGMENT_COLUMNS = ("topic", "sentence_a", "sentence_b", "winner", "judge", "shown_first", "criterion")
+#: the rater, the sentence shown first and the criterion, then the rater's review (``REVIEW_COLUMNS``)
+SENTENCE_JUDGMENT_COLUMNS = ("topic", "sentence_a", "sentence_b", "winner", "judge", "shown_first", "criterion",
+                             *REVIEW_COLUMNS)
 
 
 def sentence_judgment_rows(*, study: Study, exclude_excluded: bool = False) -> Iterator[dict[str, object]]:
@@ -890,12 +912,13 @@ def sentence_judgment_rows(*, study: Study, exclude_excluded: bool = False) -> I
         rows = rows.exclude(assignment__participant__excluded=True)
     values = rows.order_by("assignment__completed_at", "assignment_id", "shown_position", "id").values_list(
         "item__questionnaire__document__external_id", "item__sentence_a__position", "item__sentence_b__position",
-        "winner", "assignment__participant_id", "shown_first", "criterion")
+        "winner", "assignment__participant_id", "shown_first", "criterion", *_REVIEW_FIELDS)
     side = {"model_a": "a", "model_b": "b"}
-    for topic, sentence_a, sentence_b, winner, participant, shown_first, criterion in values.iterator(
+    for topic, sentence_a, sentence_b, winner, participant, shown_first, criterion, *review in values.iterator(
             chunk_size=2000):
         yield {"topic": topic, "sentence_a": sentence_a, "sentence_b": sentence_b, "winner": side.get(winner, winner),
-               "judge": rater_id(participant), "shown_first": side[shown_first], "criterion": criterion}
+               "judge": rater_id(participant), "shown_first": side[shown_first], "criterion": criterion,
+               **review_cells(*review)}
 
 
 def study_judgment_file(*, study: Study, exclude_excluded: bool = False, source: str = "all"

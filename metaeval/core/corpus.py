@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from metaeval.core.exclusions import Exclusions
 from metaeval.core.fileio import listed
 
 REFERENCE = "user"
@@ -140,6 +141,8 @@ class RatingTable:
     scale_min: float = 1
     scale_max: float = 6
     extra: Mapping[str, object] = field(default_factory=dict)
+    #: the raters the reader left out of the file (docs/conventions.md sec. 2; ``rows`` holds only the kept ones)
+    exclusions: Exclusions = field(default_factory=Exclusions)
 
     @property
     def systems(self) -> list[str]:

@@ -25,6 +25,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from metaeval.core.corpus import Corpus, Document, Rating, RatingTable, systems_in_order
+from metaeval.core.exclusions import DEFAULT_CHOICE, EXCLUDED_COLUMN, RaterChoice, RaterFilter, review_of
 from metaeval.core.fileio import (
     Problems,
     from_spreadsheet_safe,
@@ -173,7 +174,8 @@ def _parse_document(
 # --------------------------------------------------------------------------------------------------------------
 
 
-def load_ratings(path: str | Path, *, file: str | None = None, scale: tuple[float, float] = (1, 6)) -> RatingTable:
+def load_ratings(path: str | Path, *, file: str | None = None, scale: tuple[float, float] = (1, 6),
+                 raters: RaterChoice = DEFAULT_CHOICE) -> RatingTable:
     """Read a ratings CSV whose header names at least ``doc_id,system,uid1,uid2,rating``.
 
     Columns are found by name, so their order does not matter and other columns may appear anywhere (the
@@ -183,6 +185,11 @@ def load_ratings(path: str | Path, *, file: str | None = None, scale: tuple[floa
     rows is an error. On a scale of whole numbers (1..6) a rating must be one of its points (3.5 is refused). A
     row with a rater that repeats an earlier row field for field is refused with both lines named (a copy; the
     same rater rating the same pair again in another questionnaire differs in its ``questionnaire`` column).
+
+    Raters (:mod:`metaeval.core.exclusions`): the rows the file marks ``excluded`` = 1 (the survey export's review
+    columns) are left out unless ``raters.include_excluded``, and so are the rows of the raters named in
+    ``raters.exclude`` (a name the file lacks is a problem); every row is checked all the same. The table's
+    ``exclusions`` says whom it left out.
     """
     low, high = _check_scale(scale)
     path = Path(path)
@@ -222,9 +229,18 @@ def load_ratings(path: str | Path, *, file: str | None = None, scale: tuple[floa
             if earlier != line:
                 problems.add(file, line, f'repeats line {earlier} field for field (rater "{row[RATER_COLUMN]}", '
                              f'doc_id "{row["doc_id"]}", system "{row["system"]}"): remove the copy')
+    chooser = RaterFilter(raters, file)
+    dropped: set[int] = set()
+    if header is not None and (EXCLUDED_COLUMN in header or not chooser.idle):
+        for line, row in numbered:
+            excluded, review, note = review_of(row)
+            if not chooser.keep(line, row.get(RATER_COLUMN), excluded, review, note, problems):
+                dropped.add(line)
+    exclusions = chooser.finish(problems, header_line, has_raters=header is not None and RATER_COLUMN in header)
     rows = _collect_ratings(numbered, file, low, high, problems)
     problems.raise_if_any()
-    return RatingTable(rows=tuple(rows), source=file, scale_min=low, scale_max=high)
+    return RatingTable(rows=tuple(row for row in rows if row.line not in dropped), source=file, scale_min=low,
+                       scale_max=high, exclusions=exclusions)
 
 
 def ratings_from_rows(

@@ -6,6 +6,8 @@
   simulated labels.
 * **Judgments** (CSV with a header naming ``topic,sentence_a,sentence_b,winner``, other columns ignored):
   ``sentence_a`` / ``sentence_b`` are 0-based indices into the topic's sentences, ``winner`` is ``a`` or ``b``.
+  A sentence preference study's export ends each row with ``review,excluded,review_note``: the rows marked
+  ``excluded`` = 1 are left out as in every reader of rater files (:mod:`metaeval.core.exclusions`).
 * **Summaries** (JSON Lines like topics): ``{"topic": "t1", "summary_id": "s1", "sentences": [...] | "text":
   "...", "human": 4}``; ``human`` (a number) is optional, only scored summaries enter the agreement.
 
@@ -21,7 +23,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from metaeval.core.fileio import Problems, iter_json_values, json_type, read_text
+from metaeval.core.exclusions import DEFAULT_CHOICE, EXCLUDED_COLUMN, RaterFilter, review_of
+from metaeval.core.fileio import Problems, from_spreadsheet_safe, iter_json_values, json_type, read_text
 from metaeval.core.zopf import punkt_available, split_sentences
 
 __all__ = ["JUDGMENT_COLUMNS", "SentenceJudgment", "Summary", "Topic", "load_judgments", "load_summaries",
@@ -160,11 +163,15 @@ def _index(text: str, size: int) -> int | None:
 
 
 def load_judgments(
-    path: str | Path, topics: Mapping[str, Topic], *, file: str | None = None
+    path: str | Path, topics: Mapping[str, Topic], *, file: str | None = None, raters: RaterFilter | None = None
 ) -> list[SentenceJudgment]:
-    """Sentence preferences in file order, checked against the topics' sentence counts."""
+    """Sentence preferences in file order, checked against the topics' sentence counts; the judges ``raters``
+    chooses (by the ``judge`` column; default: the rows marked excluded left out), whose ``finish`` has then told
+    whom it left out."""
     path = Path(path)
     name = file or path.name
+    chooser = raters if raters is not None else RaterFilter(DEFAULT_CHOICE, name)
+    choosing = False
     problems = Problems()
     reader = csv.reader(io.StringIO(read_text(path, name), newline=""))
     header: list[str] | None = None
@@ -182,8 +189,14 @@ def load_judgments(
                     problems.add(name, line, f"header lacks column(s) {', '.join(missing)} "
                                  f"(expected {','.join(JUDGMENT_COLUMNS)})")
                     break
+                choosing = EXCLUDED_COLUMN in header or not chooser.idle
                 continue
             row = dict(zip(header, fields, strict=False))
+            kept = True
+            if choosing:
+                excluded, review, note = review_of(row)
+                kept = chooser.keep(line, row.get("judge"), excluded, review,
+                                    from_spreadsheet_safe(note) if isinstance(note, str) else note, problems)
             values = {column: row.get(column, "") for column in JUDGMENT_COLUMNS}
             topic = topics.get(values["topic"])
             if topic is None:
@@ -203,11 +216,13 @@ def load_judgments(
             if a == b:
                 problems.add(name, line, "sentence_b: the same sentence as sentence_a")
                 continue
-            judgments.append(SentenceJudgment(topic.topic, *((a, b) if winner == "a" else (b, a)), line))
+            if kept:
+                judgments.append(SentenceJudgment(topic.topic, *((a, b) if winner == "a" else (b, a)), line))
     except csv.Error as exc:
         problems.add(name, last + 1, f"malformed CSV: {exc}")
     if header is None and not problems:
         problems.add(name, 1, "no header found (the file is empty)")
+    chooser.finish(problems, has_raters=header is not None and "judge" in header)
     problems.raise_if_any()
     return judgments
 

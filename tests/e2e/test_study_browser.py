@@ -2,6 +2,7 @@
 and crowd review on the participants page, each clicked through as a person does."""
 from __future__ import annotations
 
+import csv
 import os
 
 import pytest
@@ -137,3 +138,13 @@ def test_participants_page_approve_and_exclude(live_server, browser):
     lines = open(download.value.path(), encoding="utf-8").read().splitlines()
     assert lines[0] == "crowd_id,crowd_source,rater,completion_codes,sets,decision,excluded,note"
     assert len(lines) == 4 and lines[1].endswith(",approved,0,paid")
+    # the page says what the downloads do with an excluded participant, and the ratings download marks them
+    expect(page.locator("#participants")).to_contain_text("python -m metaeval leaves those rows out too")
+    page.goto(f"{live_server.url}/research/studies/{study.slug}/")
+    with page.expect_download() as download:
+        page.click("a.button:has-text('CSV')")
+    with open(download.value.path(), newline="", encoding="utf-8") as handle:
+        ratings = list(csv.DictReader(handle))
+    marks = {(row["rater"], row["review"], row["excluded"], row["review_note"]) for row in ratings}
+    assert marks == {(f"P{first.pk}", "approved", "0", "paid"), (f"P{second.pk}", "approved", "0", "paid"),
+                     (f"P{third.pk}", "pending", "1", "")}

@@ -93,7 +93,8 @@ def test_json_has_rows_and_conventions(judgments):
     document = json.loads(out)
     assert document["parameters"] == {"k": 4.0, "scale": 400.0, "base": 10.0, "init": 1000.0, "n_boot": 20,
                                       "seed": 4}
-    assert document["judgments"] == {"read": 7, "kept": 5, "invalid": 1, "judge_kind": "llm", "games": 4}
+    assert document["judgments"] == {"read": 7, "kept": 5, "invalid": 1, "judge_kind": "llm", "games": 4,
+                                     "left_out": 0, "raters_left_out": []}
     assert document["conventions"]["regulariser"]["used"]["quality"]["point"] is True  # A beat C only
     assert document["conventions"]["regulariser"]["used"]["relevance"]["point"] is False  # a cycle with a draw
     assert [row["system"] for row in document["rows"] if row["criterion"] == "quality"] == ["A", "C"]

@@ -1,7 +1,8 @@
 """Exports at any size: the ratings and judgment downloads (pages, API, ``manage.py export_*``) give byte for byte
 what a plain reference (one ORM object at a time, written with ``csv``/``json`` as the exporter did before it
 streamed) gives on the demo's studies, as a streaming response; and the number of queries of an export does not
-grow with its rows."""
+grow with its rows. Every row ends with its participant's review (review, excluded, review_note; empty for an LLM
+judge's row)."""
 from __future__ import annotations
 
 import csv
@@ -28,11 +29,12 @@ from tests.survey.test_sentence_preference import _answers, sentence_study
 
 pytestmark = pytest.mark.django_db
 
+REVIEW = ["review", "excluded", "review_note"]
 JUDGMENT_COLUMNS = ["case_id", "criterion", "model_a", "model_b", "winner", "judge", "judge_kind", "run",
-                    "shown_first", "doc_id", "reader_id"]
-SENTENCE_COLUMNS = ["topic", "sentence_a", "sentence_b", "winner", "judge", "shown_first", "criterion"]
+                    "shown_first", "doc_id", "reader_id", *REVIEW]
+SENTENCE_COLUMNS = ["topic", "sentence_a", "sentence_b", "winner", "judge", "shown_first", "criterion", *REVIEW]
 RATING_COLUMNS = ["doc_id", "system", "uid1", "uid2", "rating", "rater", "study", "questionnaire", "shown_position",
-                  "swapped", "claimed_at", "completed_at", "rated_at", "automatic"]
+                  "swapped", "claimed_at", "completed_at", "rated_at", "automatic", *REVIEW]
 
 
 # ------------------------------------------------------------------------------------ the reference, plainly
@@ -53,12 +55,21 @@ def reference_text(rows: Iterable[dict[str, object]], fmt: str, columns: list[st
     return out.getvalue()
 
 
-def _pair_row(item, criterion: str, winner: str, judge: str, judge_kind: str, run, shown_first: str) -> dict:
+def _review(participant) -> dict:
+    """The review cells of a participant's rows, or of a judge run's (None): empty."""
+    if participant is None:
+        return {"review": "", "excluded": "", "review_note": ""}
+    return {"review": participant.review, "excluded": 1 if participant.excluded else 0,
+            "review_note": participant.review_note}
+
+
+def _pair_row(item, criterion: str, winner: str, judge: str, judge_kind: str, run, shown_first: str,
+              participant=None) -> dict:
     q = item.questionnaire
     doc_id, reader_id = q.document.external_id, q.reader_j.external_id
     return {"case_id": f"{doc_id}/{reader_id}", "criterion": criterion, "model_a": item.system_a.name,
             "model_b": item.system_b.name, "winner": winner, "judge": judge, "judge_kind": judge_kind, "run": run,
-            "shown_first": shown_first, "doc_id": doc_id, "reader_id": reader_id}
+            "shown_first": shown_first, "doc_id": doc_id, "reader_id": reader_id, **_review(participant)}
 
 
 def reference_judgments(study: Study, source: str = "all", exclude_excluded: bool = False) -> Iterator[dict]:
@@ -74,7 +85,7 @@ def reference_judgments(study: Study, source: str = "all", exclude_excluded: boo
                                key=lambda j: (j.shown_position, order.get(j.criterion, len(order))))
             for j in judgments:
                 yield _pair_row(j.item, j.criterion, j.winner, f"P{assignment.participant_id}", "human", "",
-                                j.shown_first)
+                                j.shown_first, assignment.participant)
     if source in ("all", "llm"):
         for run in JudgeRun.objects.filter(study=study).order_by("created_at", "id"):
             items = sorted({j.item for j in run.judgments.all()},
@@ -94,7 +105,7 @@ def reference_sentence_judgments(study: Study) -> Iterator[dict]:
             yield {"topic": j.item.questionnaire.document.external_id, "sentence_a": j.item.sentence_a.position,
                    "sentence_b": j.item.sentence_b.position, "winner": side.get(j.winner, j.winner),
                    "judge": f"P{assignment.participant_id}", "shown_first": side[j.shown_first],
-                   "criterion": j.criterion}
+                   "criterion": j.criterion, **_review(assignment.participant)}
 
 
 def reference_ratings(study: Study) -> Iterator[dict]:
@@ -107,7 +118,7 @@ def reference_ratings(study: Study) -> Iterator[dict]:
                "study": q.study.slug, "questionnaire": q.position, "shown_position": r.shown_position,
                "swapped": int(r.swapped), "claimed_at": a.claimed_at.isoformat(),
                "completed_at": a.completed_at.isoformat() if a.completed_at else "",
-               "rated_at": r.created_at.isoformat(), "automatic": int(r.automatic)}
+               "rated_at": r.created_at.isoformat(), "automatic": int(r.automatic), **_review(a.participant)}
 
 
 # ---------------------------------------------------------------------------------------------- fixtures
@@ -137,13 +148,17 @@ def api_client(db) -> APIClient:
 @pytest.fixture
 def awkward_demo(demo_loaded):  # noqa: F811 - the imported fixture
     """The demo with cells a spreadsheet would run or a CSV must quote: a formula as a judge's name and a system's
-    name, a document id with a comma, quotes and accents; one participant excluded."""
+    name, a document id with a comma, quotes and accents; one participant rejected (so excluded) with a note that
+    starts like a formula and needs quoting, another approved."""
     ab = Study.objects.get(slug="demo-ab")
     JudgeRun.objects.filter(study=ab).update(name='=HYPERLINK("http://evil.example","x")')
     item = ab.questionnaires.first().preference_items.first()
     System.objects.filter(pk=item.system_a_id).update(name="+SUM(A1) système")
     Document.objects.filter(pk=ab.questionnaires.first().document_id).update(external_id='N,1 "é"')
-    ab.participants.filter(pk=ab.participants.order_by("pk").first().pk).update(excluded=True)
+    first, second = ab.participants.order_by("pk")[:2]
+    services.participants_review(study=ab, participant_ids=[first.pk], action="reject",
+                                 note='=careless, "fast" é')
+    services.participants_review(study=ab, participant_ids=[second.pk], action="approve")
     return ab
 
 
@@ -171,6 +186,9 @@ def test_judgment_downloads_are_the_reference_to_the_byte(awkward_demo, page_cli
                      "--out", str(out), stderr=io.StringIO())
         assert out.read_text(encoding="utf-8") == expected
     assert "'=HYPERLINK" in reference_text(reference_judgments(study, "llm"), "csv", JUDGMENT_COLUMNS)
+    human = reference_text(reference_judgments(study, "human"), "csv", JUDGMENT_COLUMNS)
+    assert ',rejected,1,"\'=careless, ""fast"" é"\n' in human and ",approved,0,\n" in human
+    assert reference_text(reference_judgments(study, "llm"), "csv", JUDGMENT_COLUMNS).endswith(",,,\n")
     stdout = io.StringIO()
     call_command("export_judgments", "--study", study.slug, "--format", fmt, "--without-excluded", stdout=stdout,
                  stderr=io.StringIO())
@@ -181,8 +199,14 @@ def test_judgment_downloads_are_the_reference_to_the_byte(awkward_demo, page_cli
 @pytest.mark.parametrize("fmt", ["csv", "jsonl"])
 def test_rating_downloads_are_the_reference_to_the_byte(demo_loaded, page_client, api_client, fmt):  # noqa: F811
     study = Study.objects.get(slug="demo")
+    first, second = study.participants.order_by("pk")[:2]
+    services.participants_review(study=study, participant_ids=[first.pk], action="reject", note="-straight-lined")
+    services.participants_review(study=study, participant_ids=[second.pk], action="exclude")
     expected = reference_text(reference_ratings(study), fmt, RATING_COLUMNS)
     assert expected.count("\n") > 1000
+    if fmt == "csv":
+        assert f",P{first.pk},demo," in expected and ",rejected,1,'-straight-lined\n" in expected
+        assert ",pending,1,\n" in expected and ",pending,0,\n" in expected
     assert _body(page_client.get(f"/research/studies/{study.slug}/ratings.{fmt}")) == expected
     assert _body(api_client.get(f"/api/studies/{study.slug}/ratings/?as={fmt}")) == expected
     stdout = io.StringIO()

@@ -9,6 +9,10 @@ File layout (FastChat's pairwise battle export, as a table): a CSV with a header
 ``shown_first`` (optional) is ``model_a`` or ``model_b``; ``run`` (optional) an integer >= 1 (the repeat of an LLM
 judge); ``judge_kind`` free text such as ``human`` or ``llm``. Other columns are ignored. ``invalid`` rows are kept
 in the table and counted, and never enter a game (:mod:`metaeval.core.pairwise.games`).
+
+Raters (:mod:`metaeval.core.exclusions`): a study export ends each row with ``review,excluded,review_note``; the
+rows marked ``excluded`` = 1 are left out unless ``include_excluded``, and so are the judges named in ``exclude``
+(by their ``judge`` cell); every row is checked all the same, and ``JudgmentTable.exclusions`` says whom it left out.
 """
 from __future__ import annotations
 
@@ -17,9 +21,19 @@ import gc
 import io
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from metaeval.core.exclusions import (
+    DEFAULT_CHOICE,
+    EXCLUDED_COLUMN,
+    NOTE_COLUMN,
+    REVIEW_COLUMN,
+    Exclusions,
+    RaterChoice,
+    RaterFilter,
+    review_of,
+)
 from metaeval.core.fileio import (
     Problems,
     decode_bytes,
@@ -79,6 +93,8 @@ class JudgmentTable:
 
     judgments: tuple[Judgment, ...]
     source: str = ""
+    #: the judges the reader left out of the file (``judgments`` holds only the kept ones)
+    exclusions: Exclusions = field(default_factory=Exclusions)
 
     @property
     def invalid(self) -> int:
@@ -108,44 +124,59 @@ def with_judge_kind(table: JudgmentTable, kinds: str | Iterable[str]) -> Judgmen
     return replace(table, judgments=tuple(j for j in table.judgments if j.judge_kind in wanted))
 
 
-def load_judgments(path: str | Path, *, file: str | None = None) -> JudgmentTable:
+def load_judgments(path: str | Path, *, file: str | None = None,
+                   raters: RaterChoice = DEFAULT_CHOICE) -> JudgmentTable:
     """Read a judgment file (CSV, or JSON Lines for ``.jsonl`` / ``.json``); every problem is reported at once as
-    ``file:line: field ...`` in an ``ImportFileError``; a file without judgments is an error ("no judgments")."""
+    ``file:line: field ...`` in an ``ImportFileError``; a file without judgments is an error ("no judgments").
+    ``raters`` chooses the judges (module docstring)."""
     path = Path(path)
     file = file or path.name
-    return parse_judgments(read_text(path, file), file, json_lines=path.suffix.lower() in JSON_SUFFIXES)
+    return parse_judgments(read_text(path, file), file, json_lines=path.suffix.lower() in JSON_SUFFIXES,
+                           raters=raters)
 
 
-def judgments_from_bytes(data: bytes, file: str) -> JudgmentTable:
+def judgments_from_bytes(data: bytes, file: str, *, raters: RaterChoice = DEFAULT_CHOICE) -> JudgmentTable:
     """:func:`load_judgments` on a file's bytes (an upload): ``file`` names it and its extension picks the format."""
-    return parse_judgments(decode_bytes(data, file), file, json_lines=Path(file).suffix.lower() in JSON_SUFFIXES)
+    return parse_judgments(decode_bytes(data, file), file, json_lines=Path(file).suffix.lower() in JSON_SUFFIXES,
+                           raters=raters)
 
 
-def parse_judgments(text: str, file: str, *, json_lines: bool) -> JudgmentTable:
+def parse_judgments(text: str, file: str, *, json_lines: bool, raters: RaterChoice = DEFAULT_CHOICE
+                    ) -> JudgmentTable:
     """:func:`load_judgments` on a file's text (``file`` names it in messages; ``json_lines`` as its extension
     would choose)."""
     problems = Problems()
     judgments: list[Judgment] = []
+    chooser = RaterFilter(raters, file)
     if json_lines:
         records = _json_records(text, file, problems)
-        judgments = [judgment for line, record in records if (judgment := _parse(record, line, file, problems))]
+        has_judge = any("judge" in record for _, record in records)
+        for line, record in records:
+            judgment = _parse(record, line, file, problems)
+            keep = chooser.keep(line, record.get("judge", ""), *review_of(record), problems=problems) \
+                if (EXCLUDED_COLUMN in record or not chooser.idle) else True
+            if judgment is not None and keep:
+                judgments.append(judgment)
         found = len(records)
     else:
         with gc_paused():
-            found = _read_csv(text, file, problems, judgments)
+            found, has_judge = _read_csv(text, file, problems, judgments, chooser)
+    exclusions = chooser.finish(problems, has_raters=has_judge)
     if not found and not problems:
         problems.add(file, 1, "no judgments" + ("" if text.strip() else " (the file is empty)"))
     problems.raise_if_any()
-    return JudgmentTable(judgments=tuple(judgments), source=file)
+    return JudgmentTable(judgments=tuple(judgments), source=file, exclusions=exclusions)
 
 
-def _read_csv(text: str, file: str, problems: Problems, out: list[Judgment]) -> int:
-    """Parse the CSV rows into ``out``; returns how many data rows there were. A row whose fields are all valid
-    as they stand takes a fast path (:func:`_clean`); any other goes through :func:`_parse`, which names its
-    problems."""
+def _read_csv(text: str, file: str, problems: Problems, out: list[Judgment], chooser: RaterFilter
+              ) -> tuple[int, bool]:
+    """Parse the CSV rows into ``out`` (those ``chooser`` keeps); returns how many data rows there were and whether
+    the header has a ``judge`` column. A row whose fields are all valid as they stand takes a fast path
+    (:func:`_clean`); any other goes through :func:`_parse`, which names its problems."""
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     header: list[str] | None = None
     positions: tuple[int | None, ...] = ()
+    review_at: tuple[int | None, ...] | None = None  # judge, excluded, review, note
     rows = 0
     last = 0
     quoted = "'" in text  # a cell may need from_spreadsheet_safe only then
@@ -159,6 +190,9 @@ def _read_csv(text: str, file: str, problems: Problems, out: list[Judgment]) -> 
                 _check_header(header, file, start, problems)
                 problems.raise_if_any()
                 positions = tuple(header.index(name) if name in header else None for name in _FIELDS)
+                if EXCLUDED_COLUMN in header or not chooser.idle:
+                    review_at = tuple(header.index(name) if name in header else None
+                                      for name in ("judge", EXCLUDED_COLUMN, REVIEW_COLUMN, NOTE_COLUMN))
                 continue
             rows += 1
             if len(fields) != len(header):
@@ -169,11 +203,15 @@ def _read_csv(text: str, file: str, problems: Problems, out: list[Judgment]) -> 
             judgment = _clean([fields[i] if i is not None else "" for i in positions], start)
             if judgment is None:
                 judgment = _parse(dict(zip(header, fields, strict=True)), start, file, problems)
+            if review_at is not None:
+                judge, excluded, review, note = (fields[i] if i is not None else None for i in review_at)
+                if not chooser.keep(start, judge, excluded, review, note, problems):
+                    continue
             if judgment is not None:
                 out.append(judgment)
     except csv.Error as exc:
         problems.add(file, reader.line_num, f"invalid CSV: {exc}")
-    return rows
+    return rows, header is not None and "judge" in header
 
 
 _FIELDS = (*REQUIRED_COLUMNS, "judge", "judge_kind", "run", "shown_first", "doc_id", "reader_id")

@@ -10,7 +10,8 @@ from survey.models import Study
 class Command(BaseCommand):
     help = ("Export a preference study's judgments: case_id,criterion,model_a,model_b,winner,judge,judge_kind,run,"
             "shown_first,doc_id,reader_id (what python -m metaeval pairwise reads); a sentence preference study's: "
-            "topic,sentence_a,sentence_b,winner,judge,shown_first,criterion (what python -m metaeval zopf reads).")
+            "topic,sentence_a,sentence_b,winner,judge,shown_first,criterion (what python -m metaeval zopf reads); "
+            "each row ends with the participant's review,excluded,review_note (the readers leave out excluded = 1).")
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--study", required=True, help="slug of a preference or sentence preference study")

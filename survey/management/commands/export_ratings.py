@@ -8,7 +8,8 @@ from survey.models import Study
 
 
 class Command(BaseCommand):
-    help = "Export ratings: doc_id,system,uid1,uid2,rating first, then rater, study, questionnaire and times."
+    help = ("Export ratings: doc_id,system,uid1,uid2,rating first, then rater, study, questionnaire and times, then "
+            "the rater's review,excluded,review_note (python -m metaeval leaves out the rows with excluded = 1).")
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--format", choices=exporting.FORMATS, default="csv")
