@@ -71,7 +71,8 @@ def test_a_researcher_runs_an_llm_judge_and_imports_a_file_judge(live_server, br
         writer.writeheader()
         writer.writerows({**r, "judge": "offline-judge"} for r in rows)
         good = out.getvalue()
-        unknown = {**rows[0], "case_id": "N99/R0", "doc_id": "N99", "judge": "offline-judge"}  # every column of the export
+        # a row with every column of the export, for a case the study does not have
+        unknown = {**rows[0], "case_id": "N99/R0", "doc_id": "N99", "judge": "offline-judge"}
         bad = good + ",".join(unknown[column] for column in rows[0]) + "\n"
         page.set_input_files("#judge-file-form input[type=file]", files=[
             {"name": "offline.csv", "mimeType": "text/csv", "buffer": bad.encode()}])
