@@ -205,6 +205,8 @@ if not DEBUG and not TESTING:
 if _env_bool("SECURE_PROXY_SSL_HEADER"):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_SSL_REDIRECT = _env_bool("SECURE_SSL_REDIRECT")
+# the load balancer probes /healthz over plain HTTP on the backend: answered there, never redirected
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
 SECURE_HSTS_SECONDS = int(os.environ.get("HSTS_SECONDS", "0"))
 SECURE_HSTS_INCLUDE_SUBDOMAINS = _env_bool("HSTS_INCLUDE_SUBDOMAINS")
 SECURE_HSTS_PRELOAD = _env_bool("HSTS_PRELOAD")
