@@ -173,7 +173,7 @@ def study_judges(request: HttpRequest, slug: str) -> HttpResponse:
         "study": study, "rows": selectors.study_judge_runs(study=study), "form": form, "upload": upload,
         "items": study.questionnaires.aggregate(n=Count("preference_items"))["n"],
         "default_templates": json.dumps(templates_json(DEFAULT_TEMPLATES), indent=2, ensure_ascii=False),
-    })
+    }, status=400 if upload.errors else 200)  # a refused upload is a 400, as on the judgment sets page
 
 
 @researcher_required
