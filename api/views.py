@@ -26,7 +26,6 @@ from rest_framework.exceptions import APIException, PermissionDenied, Throttled,
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
 from api import selectors
@@ -44,6 +43,7 @@ from api.serializers import (
     StudySerializer,
     SystemSerializer,
 )
+from api.throttling import ScopedAddressThrottle
 from metaeval import selectors as metaeval_selectors
 from metaeval import services as metaeval_services
 from metaeval.models import MetaevalRun
@@ -504,7 +504,7 @@ class ObtainResearcherToken(ObtainAuthToken):
     Rate-limited per address (the ``login`` rate, 429 beyond it), and locked per username and address after
     repeated wrong passwords like every login (django-axes)."""
 
-    throttle_classes = [ScopedRateThrottle]
+    throttle_classes = [ScopedAddressThrottle]
     throttle_scope = "login"
 
     @extend_schema(

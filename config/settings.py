@@ -84,9 +84,13 @@ AXES_COOLOFF_TIME = float(os.environ.get("AXES_COOLOFF_MINUTES", "15")) / 60  # 
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
-# behind a reverse proxy the client address is the first of X-Forwarded-For (set TRUSTED_PROXY_COUNT)
-AXES_IPWARE_PROXY_COUNT = int(os.environ.get("TRUSTED_PROXY_COUNT", "0")) or None
-AXES_IPWARE_META_PRECEDENCE_ORDER = ["HTTP_X_FORWARDED_FOR", "REMOTE_ADDR"]
+# The client's address for every per-address limit (these lockouts and the API's rates): config/client_address.py.
+# X-Forwarded-For counts only behind TRUSTED_PROXY_COUNT proxies (the Nth entry from its right); with none
+# (the default) it is ignored, so a client cannot pick a new address for each try.
+TRUSTED_PROXY_COUNT = int(os.environ.get("TRUSTED_PROXY_COUNT", "0"))
+if TRUSTED_PROXY_COUNT < 0:
+    raise ImproperlyConfigured(f"TRUSTED_PROXY_COUNT must be 0 or more, not {TRUSTED_PROXY_COUNT}")
+AXES_CLIENT_IP_CALLABLE = "config.client_address.client_address"
 
 # The cache holds the API's rate-limit counters (DRF throttles): CACHE_URL=redis://127.0.0.1:6379/1 shares them
 # between gunicorn's worker processes and between machines; without it each process counts alone (local memory),
@@ -244,6 +248,8 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     "DEFAULT_THROTTLE_RATES": {"login": os.environ.get("API_LOGIN_RATE", "10/min")},
+    # api.throttling counts per config.client_address; DRF's own rule (any other throttle) agrees with it
+    "NUM_PROXIES": TRUSTED_PROXY_COUNT,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
 }
 
