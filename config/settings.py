@@ -75,8 +75,10 @@ MIDDLEWARE = [
 # which authenticates through the same backend): after AXES_FAILURE_LIMIT wrong passwords for one username from
 # one address, that pair is locked out for AXES_COOLOFF_MINUTES (429). The API token view is also rate-limited
 # per address (REST_FRAMEWORK's "login" rate).
+# With DEBUG off a log-in with one of the demo's published passwords is refused (and counted as a failure).
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
+    "survey.demo_passwords.RefusePublishedPasswords",
     "django.contrib.auth.backends.ModelBackend",
 ]
 AXES_FAILURE_LIMIT = int(os.environ.get("AXES_FAILURE_LIMIT", "5"))
@@ -165,6 +167,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "survey.demo_passwords.PublishedPasswordValidator"},  # with DEBUG off
 ]
 
 LANGUAGE_CODE = "en-us"
