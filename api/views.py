@@ -24,11 +24,13 @@ from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.exceptions import APIException, PermissionDenied, Throttled, ValidationError
 from rest_framework.negotiation import DefaultContentNegotiation
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from api import selectors
+from api.parsers import SafeJSONParser
 from api.serializers import (
     DatasetSerializer,
     JudgeRunCreateSerializer,
@@ -507,6 +509,7 @@ class ObtainResearcherToken(ObtainAuthToken):
 
     throttle_classes = [ScopedAddressThrottle]
     throttle_scope = "login"
+    parser_classes = [FormParser, MultiPartParser, SafeJSONParser]
 
     @extend_schema(
         summary="Get your API token",

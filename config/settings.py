@@ -58,6 +58,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "config.middleware.NulCharacterMiddleware",  # %00 in the path or query string: 400
     # compressed, hashed static files served by the application server itself (no CDN, no separate server)
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "csp.middleware.CSPMiddleware",
@@ -249,7 +250,7 @@ REST_FRAMEWORK = {
         "rest_framework.renderers.JSONRenderer",
         *(["rest_framework.renderers.BrowsableAPIRenderer"] if DEBUG else []),
     ],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["api.parsers.SafeJSONParser"],  # nesting and NUL characters limited: 400
     "DEFAULT_THROTTLE_RATES": {"login": os.environ.get("API_LOGIN_RATE", "10/min")},
     # api.throttling counts per config.client_address; DRF's own rule (any other throttle) agrees with it
     "NUM_PROXIES": TRUSTED_PROXY_COUNT,

@@ -21,6 +21,7 @@ urlpatterns = [
     path("", include("survey.urls")),
 ]
 
+handler400 = errors.bad_request
 handler403 = errors.permission_denied
 handler404 = errors.not_found
 handler500 = errors.server_error

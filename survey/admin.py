@@ -17,6 +17,7 @@ from django.urls import URLPattern, path, reverse
 from metaeval.core.fileio import ImporterError
 from survey import selectors, services
 from survey.importers import files as import_files
+from survey.json_fields import ADMIN_OVERRIDES
 from survey.models import (
     REFERENCE_SYSTEM,
     Assignment,
@@ -212,6 +213,7 @@ class ReaderAdmin(admin.ModelAdmin):
     list_filter = ["dataset"]
     search_fields = ["external_id", "profile", "dataset__name"]
     list_select_related = ["dataset"]
+    formfield_overrides = ADMIN_OVERRIDES  # history: nesting and NUL characters limited
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Reader]:
         return super().get_queryset(request).select_related("dataset")  # "U01 [pens]" in widgets
@@ -301,6 +303,7 @@ class StudyAdmin(admin.ModelAdmin):
     filter_horizontal = ["systems"]
     readonly_fields = ["status", "created_by", "created_at"]
     actions = [generate_questionnaires, icopernicus_preset, open_studies, close_studies, draft_studies]
+    formfield_overrides = ADMIN_OVERRIDES  # scale labels, criteria: nesting and NUL characters limited
 
     def formfield_for_manytomany(self, db_field, request: HttpRequest, **kwargs):
         """The reference ``user`` is never a study system: its pair is in every questionnaire anyway."""
