@@ -172,6 +172,8 @@ def iter_json_values(text: str, file: str, problems: Problems) -> Iterator[tuple
             problems.add(file, exc.lineno, f"invalid JSON: {exc.msg} (column {exc.colno})")
         except RecursionError:
             problems.add(file, lines.at(pos), jsonsafe.TOO_DEEP)
+        except ValueError:  # not a JSONDecodeError: an integer too long to convert
+            problems.add(file, lines.at(pos), f"invalid JSON: {jsonsafe.too_long_number()}")
         return None
 
     def refused(pos: int, decoded: tuple[object, int]) -> bool:

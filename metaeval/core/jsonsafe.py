@@ -1,6 +1,7 @@
 """JSON input every reader can trust: nested at most :data:`MAX_JSON_DEPTH` levels (Python's decoder recurses, and
-a deeper document raises ``RecursionError``, or later breaks whatever walks it) and without NUL characters (PostgreSQL
-stores none in text or JSON, SQLite would keep them: both databases refuse them alike this way).
+a deeper document raises ``RecursionError``, or later breaks whatever walks it), without NUL characters (PostgreSQL
+stores none in text or JSON, SQLite would keep them: both databases refuse them alike this way) and without numbers
+too long for Python to convert (a bare ``ValueError`` otherwise).
 
 One rule for the HTTP API's JSON parser (``api.parsers``), the JSON files the importers read
 (:func:`metaeval.core.fileio.iter_json_values`) and the admin's JSON fields (``survey.json_fields``). No Django here.
@@ -8,6 +9,7 @@ One rule for the HTTP API's JSON parser (``api.parsers``), the JSON files the im
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 __all__ = ["MAX_JSON_DEPTH", "TOO_DEEP", "JSONInputError", "check_value", "loads", "problem"]
@@ -18,6 +20,12 @@ MAX_JSON_DEPTH = 32
 NUL = "\x00"
 #: the message for a document nested too deeply
 TOO_DEEP = f"nested deeper than {MAX_JSON_DEPTH} levels"
+
+
+def too_long_number() -> str:
+    """The message for a number longer than Python converts (``sys.get_int_max_str_digits``; a ``ValueError``
+    that is not a ``JSONDecodeError``)."""
+    return f"a number of more than {sys.get_int_max_str_digits()} digits"
 
 
 class JSONInputError(ValueError):
@@ -72,6 +80,10 @@ def loads(text: str, **kwargs: Any) -> Any:
         value = json.loads(text, **kwargs)
     except RecursionError:
         raise JSONInputError(TOO_DEEP) from None
+    except json.JSONDecodeError:
+        raise
+    except ValueError:  # an integer too long to convert
+        raise JSONInputError(too_long_number()) from None
     refused = problem(value, text)
     if refused is not None:
         raise JSONInputError(refused)

@@ -78,6 +78,9 @@ def test_integers_beyond_their_column(researcher_api, rated_study):
         assert list(errors) == [field] and "must be an integer" in errors[field][0], errors
     errors = _refused(researcher_api.post("/api/runs/", {**base, "egises_decimals": 2**70}, format="json"))
     assert list(errors) == ["egises_decimals"], errors
+    digits = json.dumps({"dataset": rated_study.dataset.name, "seed": 0}).replace("0}", "9" * 5000 + "}")
+    detail = _refused(researcher_api.post("/api/runs/", digits, content_type="application/json"))["detail"]
+    assert detail == "JSON refused: a number of more than 4300 digits."  # beyond what Python converts
     assert not MetaevalRun.objects.exists()
     made = researcher_api.post("/api/runs/", {**base, "kind": "report", "seed": SEED_MAX,
                                               "report": {"n_boot": 20, "n_permutations": 20, "stability_samples": 2}},

@@ -169,6 +169,12 @@ def test_integers_beyond_their_column(researcher_client, admin_client):
         added = admin_client.post("/admin/survey/study/add/", _study_form(study.dataset, seed=str(seed)))
         assert added.status_code == 200 and f"less than or equal to {2**63 - 1}" in added.content.decode()
     assert not MetaevalRun.objects.exists() and not Study.objects.filter(slug="added").exists()
+    # a file judge's repeat number is a smallint column ("smallint out of range" on PostgreSQL before)
+    ranked = ranked_study()
+    judged = _judge_upload(researcher_client, ranked.slug, cli_file(ranked).replace(b",llm,2,", b",llm,40000,"))
+    assert judged.status_code == 400 and "field &quot;run&quot; must be an integer from 1 to 32767" in \
+        judged.content.decode()
+    assert not JudgeRun.objects.exists()
 
 
 def test_names_longer_than_their_column(researcher_client, admin_client):
@@ -186,6 +192,11 @@ def test_names_longer_than_their_column(researcher_client, admin_client):
     reader = Reader.objects.filter(dataset=study.dataset).first()
     refused = admin_client.post(f"/admin/survey/reader/{reader.pk}/change/", _reader_form(reader, external_id=long))
     assert refused.status_code == 200 and "Ensure this value has at most 100 characters" in refused.content.decode()
+    ranked = ranked_study()
+    judged = _judge_upload(researcher_client, ranked.slug, cli_file(ranked, judge="g" * 201))
+    assert judged.status_code == 400 and "judged.csv:2: field &quot;judge&quot; is longer than 200 characters" in \
+        judged.content.decode()  # a file judge's name ("value too long" on PostgreSQL before)
+    assert not JudgeRun.objects.exists()
     about = _consented(study.slug).post(f"/s/{study.slug}/about/", {"name": long, "gender": "", "occupation": ""})
     assert about.status_code == 400 and "at most 200 characters" in about.content.decode()
     assert Reader.objects.get(pk=reader.pk).external_id == reader.external_id

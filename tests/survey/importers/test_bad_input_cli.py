@@ -107,11 +107,27 @@ def test_json_nested_too_deeply(tmp_path):
 
 
 def test_integers_beyond_their_column(tmp_path):
-    """metaeval_report's seed is a bigint column: beyond SEED_MAX it is an argument error (it was an overflow)."""
+    """metaeval_report's seed is a bigint column: beyond SEED_MAX it is an argument error (it was an overflow); a
+    judgment's run is at most 32767 (a file judge's runs are a smallint column); a number longer than Python
+    converts (4300 digits) is a file:line problem (a bare ValueError before)."""
     _base(tmp_path)
     for seed in (str(2**70), str(SEED_MAX + 1), "-1"):
         message = fails("metaeval_report", "--dataset", "base", "--seed", seed, "--unless-exists")
         assert f"argument --seed: '{seed}' is not an integer from 0 to {SEED_MAX}" in message
+    header = "case_id,criterion,model_a,model_b,winner,run\n"
+    cases = [
+        (_raw(tmp_path / "r.csv", header + "c1,quality,A,B,model_a,1\nc2,quality,A,B,model_a,40000\n"),
+         "r.csv:3: field \"run\" must be an integer from 1 to 32767, found '40000'"),
+        (_raw(tmp_path / "d.csv", header + "c1,quality,A,B,model_a," + "9" * 5000 + "\n"),
+         "d.csv:2: field \"run\" must be an integer from 1 to 32767, found '9999999999999999999..."),
+        (write_jsonl(tmp_path / "r.jsonl", [{**JUDGMENT, "run": 2**70}]),
+         'r.jsonl:1: field "run" must be an integer from 1 to 32767, found 1180591620717411303424'),
+        (_raw(tmp_path / "d.jsonl", json.dumps(JUDGMENT) + "\n" + '{"run": ' + "9" * 5000 + "}\n"),
+         "d.jsonl:2: invalid JSON: a number of more than 4300 digits"),
+    ]
+    for path, message in cases:
+        assert message in fails("import_judgments", "runs", str(path)), path
+    assert not JudgmentSet.objects.exists()
 
 
 def test_names_longer_than_their_column(tmp_path):
@@ -130,6 +146,8 @@ def test_names_longer_than_their_column(tmp_path):
                                                                     {"topic": long, "sentences": ["a", "b"]}])),
           "--dataset", "topics"), 't.jsonl:2: field "topic" is longer than 100 characters'),
         (("import_judgments", long, str(write_jsonl(tmp_path / "j.jsonl", [JUDGMENT]))), "(1 to 100)"),
+        (("import_judgments", "judges", str(write_jsonl(tmp_path / "judge.jsonl", [{**JUDGMENT, "judge": long}]))),
+         'judge.jsonl:1: field "judge" is longer than 200 characters'),
         (("import_consolidated", str(write_jsonl(tmp_path / "n.jsonl", [doc("d9")])), "--dataset", "n" * 101),
          "longer than 100 characters"),
     ]
