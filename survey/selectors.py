@@ -219,7 +219,7 @@ def rater_id(participant_id: int) -> str:
     return f"P{participant_id}"
 
 
-_RATER_ID = re.compile(r"^[Pp]?(\d+)$")
+_RATER_ID = re.compile(r"^[Pp]?(\d{1,18})$")  # a participant's id: a bigint (longer digits are no rater id)
 
 
 def participant_of_rater(name: str) -> int | None:

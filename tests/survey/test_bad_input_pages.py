@@ -211,3 +211,13 @@ def test_a_form_over_the_body_limit_is_a_413_page(researcher_client, settings):
     assert page.status_code == 413 and "larger than this server accepts" in page.content.decode()
     assert page["Content-Type"].startswith("text/html")
     assert not MetaevalRun.objects.exists()
+
+
+def test_a_rater_id_of_endless_digits_is_no_rater(researcher_client):
+    """The run form's excluded raters: digits beyond any participant id are "not a rater id" (a bare ValueError
+    from int() past 4300 digits before)."""
+    study = build_study(build_dataset(name="raters"), slug="raters")
+    page = researcher_client.post("/research/runs/", {"dataset": study.dataset.name, "study": study.slug, **FORM,
+                                                      "exclude_raters": "P" + "9" * 5000})
+    assert page.status_code == 400 and "not a rater id: P9999" in page.content.decode()
+    assert not MetaevalRun.objects.exists()
