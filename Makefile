@@ -25,13 +25,14 @@ browser:
 migrate: install
 	DEBUG=1 $(PY) manage.py migrate --noinput
 
-demo: migrate wordnet plotly
+demo: migrate wordnet-optional
 	DEBUG=1 $(PY) manage.py load_demo
 	DEBUG=1 $(PY) manage.py metaeval_report --dataset demo --study demo --seed 2026 --unless-exists --judgments demo \
 	  --measures rouge_l,rouge_su4,bleu4,jsd,bertscore --aux rouge_l,jsd
 
-# The dev server and, beside it, a Celery worker (with beat) on a folder-on-disk broker (no Redis needed); both
-# stop together (Ctrl-C). CELERY_BROKER_URL=redis://... uses Redis instead.
+# The dev server and, beside it, a Celery worker on a folder-on-disk broker (no Redis needed); both stop together
+# (Ctrl-C). No beat (-B): the worker reclaims stale runs itself (README "Background work"), and a kill -9 of the
+# worker would leave an embedded beat running. CELERY_BROKER_URL=redis://... uses Redis instead.
 run: export CELERY_BROKER_URL ?= filesystem://
 run: demo
 	@echo ""
@@ -39,19 +40,19 @@ run: demo
 	@echo "  Researcher:   http://$(HOST):$(PORT)/research/"
 	@echo "  Admin:        http://$(HOST):$(PORT)/admin/"
 	@echo ""
-	@mkdir -p .celery-queue
-	DEBUG=1 $(VENV)/bin/celery -A config worker -B -s .celery-queue/beat-schedule --loglevel=WARNING \
-	  --concurrency 1 & worker=$$!; trap 'kill $$worker 2>/dev/null; wait $$worker 2>/dev/null' EXIT INT TERM; \
+	@mkdir -p $${CELERY_QUEUE_DIR:-.celery-queue}
+	DEBUG=1 $(VENV)/bin/celery -A config worker --loglevel=WARNING --concurrency 1 & worker=$$!; \
+	trap 'kill $$worker 2>/dev/null; wait $$worker 2>/dev/null' EXIT INT TERM; \
 	DEBUG=1 $(PY) manage.py runserver $(HOST):$(PORT)
 
 # A Celery worker for production (README "Background work"): CELERY_BROKER_URL must name the broker.
-worker: install wordnet
+worker: install wordnet-optional
 	DEBUG=0 $(VENV)/bin/celery -A config worker --loglevel=INFO
 
 # The production configuration (README "Deploy"): DEBUG off, migrations, collectstatic (hashed, compressed files
 # served by whitenoise), gunicorn. Needs SECRET_KEY; DATABASE_URL selects the database (default: the SQLite file).
 WEB_WORKERS ?= 4
-serve: install wordnet plotly
+serve: install wordnet-optional
 	@test -n "$$SECRET_KEY" || { echo "make serve needs SECRET_KEY (and see README: Deploy)"; exit 2; }
 	DEBUG=0 $(PY) manage.py migrate --noinput
 	DEBUG=0 $(PY) manage.py collectstatic --noinput -v0
@@ -67,7 +68,7 @@ serve: install wordnet plotly
 loadtest: install .venv-load/.installed
 	bash benchmarks/loadtest/run.sh
 
-test: install browser wordnet plotly
+test: install browser wordnet
 	$(PY) -m pytest
 
 # style (ruff, pyproject.toml) and types (mypy with django-stubs); CI runs this before the tests
@@ -75,33 +76,21 @@ lint: install
 	$(VENV)/bin/ruff check .
 	DEBUG=1 $(VENV)/bin/mypy
 
-test-postgres: install browser wordnet plotly
+test-postgres: install browser wordnet
 	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres} $(PY) -m pytest
 
-# plotly.js for the report pages, served from static/ (no CDN): the npm registry's tarball, checked by SHA-256;
-# version and hash from metaeval/assets.py (the pages read the same file).
-PLOTLY_VERSION := $(shell sed -n 's/^PLOTLY_VERSION = "\(.*\)"$$/\1/p' metaeval/assets.py)
-PLOTLY_SHA256 := $(shell sed -n 's/^PLOTLY_SHA256 = "\(.*\)"$$/\1/p' metaeval/assets.py)
-PLOTLY_JS := static/vendor/plotly-$(PLOTLY_VERSION).min.js
-.PHONY: plotly
-plotly: $(PLOTLY_JS)
-
-$(PLOTLY_JS):
-	@mkdir -p static/vendor
-	@tmp=$$(mktemp -d) && cd $$tmp && npm pack plotly.js-dist-min@$(PLOTLY_VERSION) --silent >/dev/null 2>&1 \
-	  && echo "$(PLOTLY_SHA256)  plotly.js-dist-min-$(PLOTLY_VERSION).tgz" | sha256sum -c --quiet \
-	  && tar xzf plotly.js-dist-min-$(PLOTLY_VERSION).tgz package/plotly.min.js \
-	  && cp package/plotly.min.js $(CURDIR)/$(PLOTLY_JS) && rm -rf $$tmp
-	@echo "plotly.js $(PLOTLY_VERSION) -> $(PLOTLY_JS)"
-
 # WordNet 3.0 for METEOR and the authors' preprocessing, from Debian's packages (no NLTK downloader needed).
-# Installs into NLTK_DATA (env) if set, else $(VENV)/nltk_data; fast when already done.
-.PHONY: wordnet
+# Installs into NLTK_DATA (env) if set, else $(VENV)/nltk_data; fast when already done. `wordnet` (the tests) stops
+# when it cannot; `wordnet-optional` (run, demo, serve, worker) says what METEOR needs and goes on without it
+# (METEOR and --preprocess authors are then listed as unavailable).
+.PHONY: wordnet wordnet-optional
 wordnet:
-	NLTK_DATA="$${NLTK_DATA:-$(CURDIR)/$(VENV)/nltk_data}" bash scripts/install_wordnet.sh
+	NLTK_DATA="$${NLTK_DATA:-$(abspath $(VENV))/nltk_data}" bash scripts/install_wordnet.sh
+wordnet-optional:
+	@NLTK_DATA="$${NLTK_DATA:-$(abspath $(VENV))/nltk_data}" bash scripts/install_wordnet.sh --optional
 
 # The demo dataset and its ratings through every lexical measure, HJ variants and correlations (no database).
-report-demo: install wordnet
+report-demo: install wordnet-optional
 	$(PY) -m metaeval report fixtures/demo/consolidated.jsonl --ratings fixtures/demo/ratings.csv \
 	  --aux rouge_l,rouge_su4,bleu4,jsd,meteor --out-dir artifacts/demo-report
 

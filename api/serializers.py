@@ -18,7 +18,8 @@ from metaeval.core.report import REPORT_OPTIONS
 from metaeval.core.report import check_settings as check_report_settings
 from metaeval.models import JudgmentSet, MetaevalRun
 from metaeval.option_fields import OptionSerializerField
-from survey.models import Dataset, JudgeRun, Study, System
+from metaeval.run_policy import measure_options_problems
+from survey.models import Dataset, JudgeEndpoint, JudgeRun, Study, System
 
 # ---------------------------------------------------------------------------------------------- datasets
 
@@ -240,7 +241,8 @@ class RunCreateSerializer(serializers.Serializer):
     )
     measure_options = serializers.DictField(
         child=serializers.DictField(), required=False,
-        help_text='Options of the neural measures, e.g. {"infolm": {"temperature": 0.25}}.',
+        help_text='Options of the neural measures, e.g. {"infolm": {"temperature": 0.25}}; model and baseline only '
+        "among those the operator allows (METAEVAL_ALLOWED_MODELS, METAEVAL_ALLOWED_BASELINES).",
     )
     kind = serializers.ChoiceField(
         choices=["scores", "report"], default="scores",
@@ -333,6 +335,9 @@ class RunCreateSerializer(serializers.Serializer):
                 raise serializers.ValidationError(
                     f"{name} has no option {', '.join(unknown)} (it takes {', '.join(allowed)})."
                 )
+        problems = measure_options_problems(value)  # what names a thing on the worker is the operator's
+        if problems:
+            raise serializers.ValidationError(problems)
         return value
 
     def validate(self, data: dict) -> dict:
@@ -396,15 +401,33 @@ class JudgeRunSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class JudgeRunCreateSerializer(serializers.Serializer):
-    """Start a judge run: ``survey.judge_runs.judge_run_create`` checks the settings (errors come back under
-    ``non_field_errors``, naming the setting)."""
+class JudgeEndpointSerializer(serializers.ModelSerializer):
+    """A judge endpoint researchers may choose (``survey.judge_endpoints``): its name, kind and models; where it
+    is and which key it uses stay with the operator."""
 
-    kind = serializers.ChoiceField(choices=["openai", "transformers"])
+    models = serializers.ListField(source="model_names", child=serializers.CharField(), read_only=True,
+                                   help_text="openai: the models a run may pick (settings.model); the first is "
+                                   "the default")
+
+    class Meta:
+        model = JudgeEndpoint
+        fields = ["name", "kind", "description", "models", "max_concurrency"]
+        read_only_fields = fields
+
+
+class JudgeRunCreateSerializer(serializers.Serializer):
+    """Start a judge run: ``survey.judge_runs.judge_run_create`` checks the endpoint and the settings (errors come
+    back under ``non_field_errors``, naming the setting)."""
+
+    endpoint = serializers.CharField(max_length=100, help_text="A judge endpoint's name (GET /api/judge-endpoints/)")
+    kind = serializers.ChoiceField(choices=["openai", "transformers"], required=False,
+                                   help_text="Optional: when given, the endpoint's kind must be this")
     settings = serializers.DictField(
-        help_text="openai: base_url, model (required), api_key_env (the NAME of the workers' variable holding the "
-        "key), temperature, max_tokens, timeout, retries, backoff, seed, concurrency, name; transformers: "
-        "model_path (required), max_new_tokens, temperature, seed, device, name")
+        required=False, default=dict,
+        help_text="The run's sampling settings; openai: model (one of the endpoint's models), temperature, "
+        "max_tokens, timeout, retries, backoff, seed, concurrency (at most the endpoint's), name; transformers: "
+        "max_new_tokens, temperature, seed, name. Base URL, API key variable, model folder and device are the "
+        "operator's (the endpoint's) and refused here.")
     criteria = serializers.ListField(child=serializers.CharField(), required=False,
                                      help_text="Default: every criterion of the study")
     runs = serializers.IntegerField(min_value=2, max_value=1000, default=40,

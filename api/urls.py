@@ -21,6 +21,7 @@ urlpatterns = [
          name="study-judge-run-cancel"),
     path("studies/<str:slug>/judge-runs/<int:pk>/resume/", views.StudyJudgeRunAction.as_view(action="resume"),
          name="study-judge-run-resume"),
+    path("judge-endpoints/", views.JudgeEndpointList.as_view(), name="judge-endpoint-list"),
     path("judgment-sets/", views.JudgmentSetList.as_view(), name="judgment-set-list"),
     path("runs/", views.RunList.as_view(), name="run-list"),
     path("runs/<int:pk>/", views.RunDetail.as_view(), name="run-detail"),

@@ -3,10 +3,7 @@
 (``api.permissions.IsResearcher``, the default permission)."""
 from __future__ import annotations
 
-import io
-from collections.abc import Callable, Iterable, Iterator
-from functools import partial
-from itertools import islice
+from collections.abc import Iterable, Sequence
 
 from django.http import Http404, StreamingHttpResponse
 from drf_spectacular.renderers import (
@@ -33,6 +30,7 @@ from api import selectors
 from api.parsers import SafeJSONParser
 from api.serializers import (
     DatasetSerializer,
+    JudgeEndpointSerializer,
     JudgeRunCreateSerializer,
     JudgeRunSerializer,
     JudgmentSetSerializer,
@@ -49,13 +47,10 @@ from api.throttling import ScopedAddressThrottle
 from metaeval import selectors as metaeval_selectors
 from metaeval import services as metaeval_services
 from metaeval.models import MetaevalRun
-from survey import demo_passwords, exporting, judge_runs
+from survey import demo_passwords, exporting, judge_endpoints, judge_runs
 from survey import selectors as survey_selectors
 from survey.models import Dataset, JudgeRun, Study
 from survey.research_views import is_researcher
-
-EXPORT_CONTENT_TYPES = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson; charset=utf-8"}
-EXPORT_BATCH = 1000
 
 _DETAIL = inline_serializer("Detail", {"detail": serializers.CharField()})
 _ERRORS = {401: _DETAIL, 403: _DETAIL}
@@ -164,24 +159,6 @@ class _IgnoreFormatNegotiation(DefaultContentNegotiation):
         return renderers[0], renderers[0].media_type
 
 
-def ratings_stream(rows: Iterable[dict[str, object]], fmt: str, batch: int = EXPORT_BATCH,
-                   write: Callable[..., int] = exporting.write_ratings) -> Iterator[str]:
-    """``write`` (``survey.exporting.write_ratings`` or ``write_judgments``) output in pieces: the same text,
-    ``batch`` rows at a time."""
-
-    def render(part: list[dict[str, object]]) -> str:
-        out = io.StringIO()
-        write(part, out, fmt)
-        return out.getvalue()
-
-    header = render([])  # the CSV header line (empty for JSON Lines)
-    if header:
-        yield header
-    rows = iter(rows)
-    while part := list(islice(rows, batch)):
-        yield render(part)[len(header):]
-
-
 #: the exports' format parameter and responses (ratings and judgments alike)
 _EXPORT_FORMAT = OpenApiParameter("as", str, enum=list(exporting.FORMATS), default="csv",
                                   description="csv (with a header line) or jsonl (one JSON object a line)")
@@ -203,9 +180,11 @@ def _export_format(request: Request) -> str:
     return fmt
 
 
-def _export_stream(study: Study, fmt: str, rows: Iterable[dict[str, object]], write: Callable[..., int],
+def _export_stream(study: Study, fmt: str, rows: Iterable[dict[str, object]], columns: Sequence[str],
                    what: str) -> StreamingHttpResponse:
-    response = StreamingHttpResponse(ratings_stream(rows, fmt, write=write), content_type=EXPORT_CONTENT_TYPES[fmt])
+    """``rows`` streamed as ``exporting.stream_export`` writes them (the page downloads send the same bytes)."""
+    response = StreamingHttpResponse(exporting.stream_export(rows, fmt, columns),
+                                     content_type=exporting.CONTENT_TYPES[fmt])
     response["Content-Disposition"] = f'attachment; filename="{study.slug}-{what}.{fmt}"'
     return response
 
@@ -230,8 +209,8 @@ class StudyRatings(APIView):
     def get(self, request: Request, slug: str) -> StreamingHttpResponse:
         fmt = _export_format(request)
         study = _study(slug)
-        return _export_stream(study, fmt, survey_selectors.ratings_export_rows(study=study), exporting.write_ratings,
-                              "ratings")
+        return _export_stream(study, fmt, survey_selectors.ratings_export_rows(study=study),
+                              survey_selectors.EXPORT_COLUMNS, "ratings")
 
 
 class StudyJudgments(APIView):
@@ -264,7 +243,7 @@ class StudyJudgments(APIView):
         if not study.is_pairwise:
             raise _Conflict(f'Study "{slug}" collects ratings, not judgments: see its ratings/.')
         rows, columns = survey_selectors.study_judgment_file(study=study, source=source)
-        return _export_stream(study, fmt, rows, partial(exporting.write_judgments, columns=columns), "judgments")
+        return _export_stream(study, fmt, rows, columns, "judgments")
 
 
 def _preference_study(slug: str) -> Study:
@@ -315,11 +294,22 @@ class StudyJudgeRuns(APIView):
         data = serializer.validated_data
         try:
             run = judge_runs.judge_run_create(
-                study=study, kind=data["kind"], settings=data["settings"], criteria=data.get("criteria"),
-                runs=data["runs"], templates=data.get("templates"), user=request.user)
+                study=study, endpoint=data["endpoint"], kind=data.get("kind"), settings=data["settings"],
+                criteria=data.get("criteria"), runs=data["runs"], templates=data.get("templates"), user=request.user)
         except judge_runs.JudgeRunError as exc:
             raise ValidationError({"non_field_errors": [str(exc)]}) from exc
         return Response(JudgeRunSerializer(_judge_run(study, run.pk)).data, status=status.HTTP_201_CREATED)
+
+
+class JudgeEndpointList(APIView):
+    @extend_schema(
+        summary="The judge endpoints a judge run may use",
+        description="Configured by the operator in the admin (Judge endpoints): a run names one (`endpoint`) and "
+        "sets only its sampling settings; base URL, key variable and model folder stay with the operator.",
+        responses={200: JudgeEndpointSerializer(many=True), **_ERRORS}, tags=["studies"],
+    )
+    def get(self, request: Request) -> Response:
+        return Response(JudgeEndpointSerializer(judge_endpoints.endpoints_available(), many=True).data)
 
 
 class StudyJudgeRunDetail(APIView):

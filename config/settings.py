@@ -67,6 +67,8 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    # a request body over UPLOAD_MAX_MB: a form error (its files discarded unread), a 413 page, or JSON under /api/
+    "config.uploads.UploadLimitMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # last: turns a locked-out login (too many wrong passwords) into a 429 page
     "axes.middleware.AxesMiddleware",
@@ -178,6 +180,12 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
+# plotly.js comes from the plotly package (metaeval/assets.py), served as static/vendor/plotly-<version>.min.js
+STATICFILES_FINDERS = [
+    "django.contrib.staticfiles.finders.FileSystemFinder",
+    "django.contrib.staticfiles.finders.AppDirectoriesFinder",
+    "metaeval.static_finders.PlotlyFinder",
+]
 STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", BASE_DIR / "staticfiles"))
 # debug and tests serve static files from the app folders as they change; production from STATIC_ROOT
 WHITENOISE_AUTOREFRESH = DEBUG or TESTING
@@ -193,6 +201,16 @@ STORAGES = {
 }
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# Uploads (config/uploads.py): a request body over UPLOAD_MAX_MB is refused with a message (a form error on the
+# page, a JSON 413 under /api/). An uploaded file over FILE_UPLOAD_MAX_MEMORY_SIZE goes to a temporary file, not
+# memory; the other fields of a request may hold DATA_UPLOAD_MAX_MEMORY_SIZE. An import file over
+# IMPORT_INLINE_MAX_BYTES is imported by a Celery job with a progress page (survey/import_jobs.py), a smaller one at
+# once.
+UPLOAD_MAX_MB = float(os.environ.get("UPLOAD_MAX_MB", "200"))
+IMPORT_INLINE_MAX_BYTES = int(os.environ.get("IMPORT_INLINE_MAX_BYTES", str(2 * 1024 * 1024)))
+FILE_UPLOAD_MAX_MEMORY_SIZE = 2621440  # 2.5 MB
+DATA_UPLOAD_MAX_MEMORY_SIZE = 2621440
 
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "research:home"
@@ -323,9 +341,21 @@ METAEVAL_RUN_ATTEMPTS = int(os.environ.get("METAEVAL_RUN_ATTEMPTS", "3"))
 METAEVAL_SHARD_PAIRS = int(os.environ.get("METAEVAL_SHARD_PAIRS", "50000"))
 #: helper tasks a sharded run sends per measure (each computes shards until none is left)
 METAEVAL_SHARD_HELPERS = int(os.environ.get("METAEVAL_SHARD_HELPERS", "8"))
+#: model folders / Hugging Face cache names and BERTScore baseline files that a run requested over the API may name
+#: (metaeval.run_policy), comma-separated; the defaults of METAEVAL_INFOLM_MODEL / METAEVAL_BERTSCORE_MODEL always may
+METAEVAL_ALLOWED_MODELS = os.environ.get("METAEVAL_ALLOWED_MODELS", "")
+METAEVAL_ALLOWED_BASELINES = os.environ.get("METAEVAL_ALLOWED_BASELINES", "")
+#: a judge endpoint's API key variable must match this (survey.judge_endpoints.key_env_problem), and never names one
+#: of the platform's own settings whatever the pattern says
+JUDGE_API_KEY_ENV_PATTERN = os.environ.get("JUDGE_API_KEY_ENV_PATTERN", r"[A-Z][A-Z0-9_]*_API_KEY")
+#: every worker reclaims stale runs itself every half lease (metaeval/reclaimer.py), so no beat is needed; this
+#: schedule is for operators who run `celery -A config beat` anyway (never a worker with -B: its beat outlives kill -9)
 CELERY_BEAT_SCHEDULE = {
     "reclaim-stale-runs": {"task": "metaeval.reclaim_stale_runs", "schedule": max(METAEVAL_RUN_LEASE_SECONDS / 2, 1)},
     "reclaim-stale-judge-runs": {
         "task": "survey.reclaim_stale_judge_runs", "schedule": max(METAEVAL_RUN_LEASE_SECONDS / 2, 1),
+    },
+    "reclaim-stale-import-jobs": {
+        "task": "survey.reclaim_stale_import_jobs", "schedule": max(METAEVAL_RUN_LEASE_SECONDS / 2, 1),
     },
 }

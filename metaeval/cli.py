@@ -27,13 +27,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from metaeval.cli_accuracy import add_accuracy_command
+from metaeval.cli_agreement import add_agreement_command
+from metaeval.cli_alt_test import add_alt_test_command
 from metaeval.cli_args import at_least, comma_list
 from metaeval.cli_consistency import add_consistency_command
 from metaeval.cli_edins import add_edins_command
 from metaeval.cli_judge import add_judge_command
+from metaeval.cli_meta_accuracy import add_meta_accuracy_command
 from metaeval.cli_pairwise import add_pairwise_command
+from metaeval.cli_power import add_power_command
+from metaeval.cli_ppi import add_ppi_command
 from metaeval.cli_probes import PIVOT_COLUMNS, add_probes_command, pivot_rows
 from metaeval.cli_prompts import add_prompts_command
+from metaeval.cli_simulate import add_simulate_command
 from metaeval.cli_surrogates import add_surrogates_command
 from metaeval.cli_zopf import add_zopf_command
 from metaeval.core.cache import open_cache
@@ -592,11 +598,17 @@ def build_parser() -> argparse.ArgumentParser:
     add_pairwise_command(commands)
     add_consistency_command(commands)
     add_accuracy_command(commands)
+    add_meta_accuracy_command(commands)
     add_judge_command(commands)
     add_edins_command(commands)
     add_prompts_command(commands)
     add_probes_command(commands)
     add_surrogates_command(commands)
+    add_power_command(commands)
+    add_simulate_command(commands)
+    add_agreement_command(commands)
+    add_ppi_command(commands)
+    add_alt_test_command(commands)
     return parser
 
 

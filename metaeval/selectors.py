@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 
 from django.db.models import QuerySet
 
+from metaeval.assets import PLOTLY_FIX, PLOTLY_JS
 from metaeval.core.corpus import Corpus, Document, RatingTable, systems_in_order
 from metaeval.core.loaders import ratings_from_rows
 from metaeval.core.pairwise.judgments import JudgmentTable, judgments_from_bytes
@@ -236,6 +237,7 @@ def static_text(path: str) -> str:
 
     found = finders.find(path)
     if not found:
-        raise FileNotFoundError(f"static file {path} is missing; run `make plotly` (plotly.js comes from npm)")
+        raise FileNotFoundError(f"static file {path} is missing. {PLOTLY_FIX}" if path == PLOTLY_JS
+                                else f"static file {path} is missing")
     with open(found, encoding="utf-8") as handle:
         return handle.read()

@@ -3,9 +3,11 @@
 Runs take minutes on large datasets, so a request never scores: it queues the run (:func:`run_enqueue`) and
 sends it to Celery (:func:`run_launch`, task ``metaeval.execute_run``); a worker takes it with :func:`run_process`
 and holds a lease on it (:class:`RunLease`: a heartbeat renews ``lease_expires_at``), so a run whose worker
-vanished is retried or failed by :func:`runs_reclaim_stale`, never left running. :func:`run_cancel` stops a
-queued or running run. ``manage.py metaeval_run`` scores at once with :func:`run_execute`. Both write the row's
-``progress`` as the pipeline reports it, so the run page can follow either.
+vanished is retried or failed by :func:`runs_reclaim_stale` (every worker calls it every half lease) or by a
+redelivered message (:func:`run_claim`), under the one rule of :mod:`metaeval.leases`, never left running.
+:func:`run_cancel` stops a queued or running run. ``manage.py metaeval_run`` scores at once with
+:func:`run_execute`. Both write the row's ``progress`` as the pipeline reports it, so the run page can follow
+either.
 """
 from __future__ import annotations
 
@@ -17,20 +19,16 @@ import os
 import re
 import secrets
 import socket
-import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from datetime import timedelta
 from pathlib import Path
-from typing import Any, Self
+from typing import Any
 
-from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
-from django.db import IntegrityError, connection, transaction
-from django.db.models import F
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from metaeval import selectors
+from metaeval import leases, selectors
 from metaeval.core import studies
 from metaeval.core.cache import DistanceCache, open_cache
 from metaeval.core.corpus import MissingSummary
@@ -44,6 +42,7 @@ from metaeval.core.progress import ProgressTracker, planned_steps
 from metaeval.core.records import run_document
 from metaeval.core.report import build_report
 from metaeval.core.report import check_settings as check_report_settings
+from metaeval.leases import RowLease, lease_duration
 from metaeval.models import JudgmentSet, MetaevalRun
 from survey import exporting
 from survey import selectors as survey_selectors
@@ -72,67 +71,6 @@ class RunCancelled(Exception):
 
 class RunLeaseLost(Exception):
     """This worker's lease on the run ran out and the run was given to another worker: stop, write nothing."""
-
-
-def lease_duration() -> timedelta:
-    return timedelta(seconds=float(getattr(settings, "METAEVAL_RUN_LEASE_SECONDS", 60)))
-
-
-class Heartbeat:
-    """While the ``with`` block lasts, a daemon thread calls :meth:`renew` every third of the lease (the lease
-    itself is what subclasses renew); it stops early when :attr:`lost` is set. A heartbeat that cannot write lets
-    the lease run out, which is the safe outcome."""
-
-    def __init__(self, name: str) -> None:
-        self.lost = threading.Event()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._beat, name=name, daemon=True)
-
-    def __enter__(self) -> Self:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join(timeout=10)
-
-    def renew(self) -> None:  # pragma: no cover - every subclass defines it
-        raise NotImplementedError
-
-    def _beat(self) -> None:
-        interval = lease_duration().total_seconds() / 3
-        try:
-            while not self._stop.wait(interval):
-                self.renew()
-                if self.lost.is_set():
-                    break
-        except Exception:
-            log.warning("%s: heartbeat failed", self._thread.name, exc_info=True)
-        finally:
-            connection.close()
-
-
-class RowLease(Heartbeat):
-    """A worker's hold on a running row of ``model`` (a scoring run, an LLM judge run: fields ``status``,
-    ``worker``, ``lease_expires_at``, ``cancel_requested``): while the ``with`` block lasts, a daemon thread renews
-    ``lease_expires_at`` (to now + the lease) every third of the lease, as long as the row is still ``running``
-    under this ``worker``; it sets :attr:`cancelled` on a cancel request and :attr:`lost` when the row is gone
-    to another worker, which subclasses' ``check`` turn into exceptions."""
-
-    def __init__(self, model: type[Any], pk: int, worker: str, name: str) -> None:
-        super().__init__(name)
-        self.model = model
-        self.run_id = pk
-        self.worker = worker
-        self.cancelled = threading.Event()
-
-    def renew(self) -> None:
-        """One heartbeat (also what the thread does)."""
-        row = self.model.objects.filter(pk=self.run_id, status="running", worker=self.worker)
-        if not row.update(lease_expires_at=timezone.now() + lease_duration()):
-            self.lost.set()
-        elif row.filter(cancel_requested=True).exists():
-            self.cancelled.set()
 
 
 class RunLease(RowLease):
@@ -458,20 +396,20 @@ def _fail_queued(run: MetaevalRun, error: str) -> None:
 
 
 def run_claim(run_id: int, *, worker: str = "") -> MetaevalRun:
-    """Take a queued run: one conditional UPDATE (queued -> running, with ``worker``, a fresh lease and one more
-    attempt), so of two workers exactly one gets it. Raises :class:`RunNotQueued` (or
-    ``MetaevalRun.DoesNotExist``) otherwise."""
-    now = timezone.now()
-    taken = MetaevalRun.objects.filter(pk=run_id, status=MetaevalRun.Status.QUEUED).update(
-        status=MetaevalRun.Status.RUNNING, started_at=now, worker=worker, lease_expires_at=now + lease_duration(),
-        attempts=F("attempts") + 1,
-    )
-    run = MetaevalRun.objects.select_related("dataset", "study").get(pk=run_id)
-    if not taken:
-        raise RunNotQueued(f"metaeval run {run_id} is {run.status}, not queued")
-    log.info("run claimed", extra={"event": "run.claimed", "run": run.pk, "kind": run.kind, "worker": worker,
-                                   "attempt": run.attempts})
-    return run
+    """Take run ``run_id`` for its task message (:func:`metaeval.leases.claim`): a queued run, or a running one
+    whose lease ran out (its worker vanished and the broker redelivered the message, or a duplicate came): each
+    with one conditional UPDATE, so of two workers exactly one gets it. Returns the run running under ``worker``,
+    or ended ``failed`` / ``cancelled`` by the take-over rule (no attempt left, a cancel requested). Raises
+    :class:`RunNotQueued` when it is neither (ended, or its worker's lease is valid), or
+    ``MetaevalRun.DoesNotExist``."""
+    outcome, run = leases.claim(MetaevalRun, run_id, worker=worker, event="run")
+    if outcome == "skipped":
+        held = f" under a valid lease of {run.worker}" if run.status == MetaevalRun.Status.RUNNING else ""
+        raise RunNotQueued(f"metaeval run {run_id} is {run.status}{held}, not queued")
+    if run.status == MetaevalRun.Status.RUNNING:
+        log.info("run claimed", extra={"event": "run.claimed", "run": run.pk, "kind": run.kind, "worker": worker,
+                                       "attempt": run.attempts, "taken_over": outcome == "taken over"})
+    return MetaevalRun.objects.select_related("dataset", "study").get(pk=run_id)
 
 
 def run_process(
@@ -482,12 +420,15 @@ def run_process(
     parameters and score it as :func:`run_execute` does under a :class:`RunLease`, writing progress to the row as
     the pipeline reports it.
 
-    Returns the finished run (``done``; ``failed`` with ``error``, parameters kept; ``cancelled``). Raises
-    :class:`RunNotQueued` when the run is not queued (another worker has it, or it was cancelled) and
+    A running run whose lease ran out is taken over (or ended) as :func:`run_claim` says. Returns the finished run
+    (``done``; ``failed`` with ``error``, parameters kept; ``cancelled``). Raises :class:`RunNotQueued` when the run
+    is not queued (another worker holds it, or it ended) and
     :class:`RunLeaseLost` when the run was given to another worker meanwhile; re-raises
     ``KeyboardInterrupt``/``SystemExit`` after marking the run failed.
     """
     run = run_claim(run_id, worker=worker)
+    if run.status != MetaevalRun.Status.RUNNING:  # ended by the take-over rule
+        return run
     parameters = dict(run.parameters)
     try:
         if run.kind not in (MetaevalRun.Kind.SCORES, MetaevalRun.Kind.REPORT):
@@ -537,52 +478,42 @@ def run_cancel(run: MetaevalRun) -> MetaevalRun:
 
 
 def runs_reclaim_stale(*, now: Any = None) -> dict[str, list[int]]:
-    """Runs whose worker stopped renewing the lease (killed, machine lost): each goes back to the queue and is
-    sent to Celery again while it has attempts left (``settings.METAEVAL_RUN_ATTEMPTS`` in all), else it fails with
-    a message saying why; one whose cancel was requested ends cancelled. Every change is a conditional UPDATE, so
-    two reclaimers never double a retry. Returns ``{"retried": [...], "failed": [...], "cancelled": [...]}``.
-    Celery beat calls it every half lease, and every worker when it starts."""
-    now = now or timezone.now()
-    attempts = int(getattr(settings, "METAEVAL_RUN_ATTEMPTS", 3))
-    outcome: dict[str, list[int]] = {"retried": [], "failed": [], "cancelled": []}
-    stale = MetaevalRun.objects.filter(status=MetaevalRun.Status.RUNNING, lease_expires_at__lt=now)
-    for run in stale:
-        row = MetaevalRun.objects.filter(pk=run.pk, status=MetaevalRun.Status.RUNNING, lease_expires_at__lt=now)
-        since = run.lease_expires_at.strftime("%Y-%m-%d %H:%M:%S") if run.lease_expires_at else "?"
-        lost = f"its worker ({run.worker or 'unknown'}) stopped answering (no heartbeat since {since} UTC)"
-        if run.cancel_requested:
-            if row.update(status=MetaevalRun.Status.CANCELLED, finished_at=now, lease_expires_at=None,
-                          error=f"cancelled by a researcher; {lost}"):
-                outcome["cancelled"].append(run.pk)
-        elif run.attempts < attempts:
-            message = f"retrying: {lost} (attempt {run.attempts} of {attempts})"
-            progress = {"step": "queued again", "done": 0, "total": 0, "messages": [message]}
-            if row.update(status=MetaevalRun.Status.QUEUED, worker="", lease_expires_at=None, progress=progress):
-                outcome["retried"].append(run.pk)
-                log.warning("run %s requeued: %s", run.pk, lost, extra={"event": "run.requeued", "run": run.pk})
-                run.refresh_from_db()
-                run_launch(run)
-        elif row.update(status=MetaevalRun.Status.FAILED, finished_at=now, lease_expires_at=None,
-                        error=f"{lost}; tried {run.attempts} times, the limit (METAEVAL_RUN_ATTEMPTS)"):
-            outcome["failed"].append(run.pk)
-            log.warning("run %s failed: %s", run.pk, lost, extra={"event": "run.failed", "run": run.pk})
-    return outcome
+    """Runs whose worker stopped renewing the lease (killed, machine lost), under the take-over rule
+    (:func:`metaeval.leases.stale_verdict`): each goes back to the queue and is sent to Celery again while it has
+    attempts left (``settings.METAEVAL_RUN_ATTEMPTS`` in all), else it fails with a message saying why (its worker
+    and last heartbeat); one whose cancel was requested ends cancelled. Every change is a conditional UPDATE, so
+    any number of reclaimers never double a retry. Returns ``{"retried": [...], "failed": [...], "cancelled":
+    [...]}``. Every worker calls it every half lease (:mod:`metaeval.reclaimer`); so does Celery beat, if run."""
+
+    def requeue(verdict: leases.StaleVerdict) -> dict[str, Any]:
+        return {"progress": {"step": "queued again", "done": 0, "total": 0, "messages": [verdict.message]}}
+
+    return leases.reclaim_stale(MetaevalRun, requeue=requeue, launch=run_launch, event="run", now=now)
+
+
+def judgment_set_name_check(name: str) -> str:
+    """``name`` stripped, when it is a slug that no judgment set has yet; ``ValueError`` (``name "...": ...``)
+    otherwise (a large upload is checked so before it is queued as an import job)."""
+    name = name.strip()
+    if not SLUG.fullmatch(name):
+        raise ValueError(f'name "{name}": use letters, digits, "-" and "_" only (1 to 100)')
+    if JudgmentSet.objects.filter(name=name).exists():
+        raise ValueError(f'name "{name}": a judgment set of that name exists already')
+    return name
 
 
 def judgment_set_import(
-    *, name: str, data: bytes, file_name: str, description: str = "", user: User | AnonymousUser | None = None
+    *, name: str, data: bytes, file_name: str, description: str = "", user: User | AnonymousUser | None = None,
+    before_commit: Callable[[JudgmentSet], None] | None = None,
 ) -> JudgmentSet:
     """Store a pairwise judgment file as judgment set ``name`` (a slug, not taken yet), all or nothing.
 
     The whole file is parsed first (:func:`metaeval.core.pairwise.judgments.judgments_from_bytes`; an
     ``ImportFileError`` lists every ``file:line: field`` problem) and must give at least one game
     (:class:`~metaeval.core.pairwise.games.NoGames` otherwise); only then is a row written. ``ValueError`` for
-    a bad or taken name."""
-    name = name.strip()
-    if not SLUG.fullmatch(name):
-        raise ValueError(f'name "{name}": use letters, digits, "-" and "_" only (1 to 100)')
-    if JudgmentSet.objects.filter(name=name).exists():
-        raise ValueError(f'name "{name}": a judgment set of that name exists already')
+    a bad or taken name (:func:`judgment_set_name_check`). ``before_commit`` is called with the stored set inside
+    the transaction (an import job marks itself done there; raising rolls it back)."""
+    name = judgment_set_name_check(name)
     table = judgments_from_bytes(data, file_name)
     games = require_games(table)
     try:
@@ -594,11 +525,19 @@ def judgment_set_import(
                 criteria=list(criteria_games(games)), systems=systems_in_order(games),
                 created_by=user if isinstance(user, User) else None,
             )
+            if before_commit is not None:
+                before_commit(stored)
     except IntegrityError:  # a concurrent upload took the name between the check and the insert
         raise ValueError(f'name "{name}": a judgment set of that name exists already') from None
     log.info("judgment set imported", extra={"event": "judgments.imported", "name": name,
                                              "judgments": stored.judgments, "games": stored.games})
     return stored
+
+
+def judgment_set_summary(stored: JudgmentSet) -> str:
+    """What an upload stored, one line (the page's message and the import job's result)."""
+    return (f"Judgment set {stored.name} stored: {stored.judgments} judgments ({stored.invalid} invalid), "
+            f"{stored.games} games.")
 
 
 def judgment_set_from_study(*, name: str, study: Study, user: User | AnonymousUser | None = None,

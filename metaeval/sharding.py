@@ -34,8 +34,9 @@ from metaeval.core.cache import DistanceCache, open_cache, pair_digests
 from metaeval.core.distances import compute
 from metaeval.core.measures.base import Measure
 from metaeval.core.pipeline import RunOptions, plan_run, prepare_measure
+from metaeval.leases import Heartbeat, lease_duration
 from metaeval.models import MetaevalRun, RunShard
-from metaeval.services import Heartbeat, RunLease, lease_duration
+from metaeval.services import RunLease
 
 log = logging.getLogger(__name__)
 

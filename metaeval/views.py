@@ -19,6 +19,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_safe
 
+from config.uploads import LimitedFileField
 from metaeval import selectors, services
 from metaeval.assets import PLOTLY_JS, REPORT_JS
 from metaeval.cli import REPORT_BETA
@@ -32,7 +33,8 @@ from metaeval.core.records import table_columns, write_csv
 from metaeval.core.report import REPORT_OPTIONS
 from metaeval.models import JudgmentSet, MetaevalRun
 from metaeval.option_fields import form_field
-from survey.models import Dataset, Study
+from survey import import_jobs
+from survey.models import Dataset, ImportJob, Study
 from survey.research_views import researcher_required
 
 FLOAT_COLUMNS = ("egises", "degress", "perseval", "accuracy", "p_acc", "egises_accuracy")
@@ -249,7 +251,7 @@ class JudgmentSetForm(forms.Form):
 
     name = forms.SlugField(max_length=100, help_text="Letters, digits, - and _; how the run form names the set.")
     description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
-    file = forms.FileField(
+    file = LimitedFileField(
         label="Judgment file",
         help_text="CSV with a header, or JSON Lines (.jsonl): case_id,criterion,model_a,model_b,winner and optionally "
         "judge,judge_kind,run,shown_first,doc_id,reader_id; winner is model_a, model_b, tie or invalid.",
@@ -294,6 +296,17 @@ def judgment_set_list(request: HttpRequest) -> HttpResponse:
             messages.success(request, f"Judgment set {stored.name} stored: {stored.judgments} judgments, "
                                       f"{stored.games} games.")
             return redirect("runs:judgments")
+    if request.method == "POST" and not from_study and form.is_valid() and not import_jobs.runs_inline(
+            form.cleaned_data["file"]):
+        try:  # a large file: checked for its name now, imported by a worker
+            name = services.judgment_set_name_check(form.cleaned_data["name"])
+        except ValueError as exc:
+            form.add_error("name", str(exc))
+        else:
+            job = import_jobs.import_job_create(
+                kind=ImportJob.Kind.JUDGMENT_SET, uploads={"file": form.cleaned_data["file"]}, user=request.user,
+                options={"name": name, "description": form.cleaned_data["description"]})
+            return redirect("research:import_job", pk=job.pk)
     if request.method == "POST" and not from_study and form.is_valid():
         upload = form.cleaned_data["file"]
         try:
@@ -306,8 +319,7 @@ def judgment_set_list(request: HttpRequest) -> HttpResponse:
         except ValueError as exc:  # a taken name, or a file without any valid judgment
             form.add_error("name" if str(exc).startswith("name ") else "file", str(exc))
         else:
-            messages.success(request, f"Judgment set {stored.name} stored: {stored.judgments} judgments "
-                                      f"({stored.invalid} invalid), {stored.games} games.")
+            messages.success(request, services.judgment_set_summary(stored))
             return redirect("runs:judgments")
     failed = bool(form.errors or problems or study_form.errors)
     return render(request, "research/judgments.html",
@@ -357,18 +369,14 @@ def run_json(request: HttpRequest, pk: int) -> JsonResponse:
 
 
 def _display_rows(scores: list[dict]) -> list[dict]:
-    """Score rows for the page: floats to 4 places, nulls as "nan" in score columns."""
-    shown = []
-    for row in scores:
-        cells = {}
-        for key in COLUMNS:
-            value = row.get(key)
-            if key in FLOAT_COLUMNS:
-                cells[key] = "nan" if value is None else f"{value:.4f}"
-            else:
-                cells[key] = "" if value is None else value
-        shown.append(cells)
-    return shown
+    """Score rows for the page, numbers as the report shows them (:func:`metaeval.core.display.fmt_number`: 4
+    decimals, ``< 0.0001`` for a tiny value, ``–`` for a missing one)."""
+    def cell(key: str, value: object) -> object:
+        if key in FLOAT_COLUMNS or isinstance(value, int | float):
+            return display.fmt_number(value)
+        return "" if value is None else value
+
+    return [{key: cell(key, row.get(key)) for key in COLUMNS} for row in scores]
 
 
 # -- the full report (kind="report") ----------------------------------------------------------------------------

@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Install Princeton WordNet 3.0 for NLTK without the NLTK downloader (no internet needed beyond Debian's mirror).
 #
-#   bash scripts/install_wordnet.sh [DATA_DIR]
+#   bash scripts/install_wordnet.sh [--optional] [DATA_DIR]
+#
+# --optional (make run, demo, serve, worker): where WordNet cannot be installed (no apt-get, no sudo, apt-get
+# fails), say what METEOR needs and exit 0; the platform then lists METEOR (and --preprocess authors) as
+# unavailable, naming the fix. Without it (make wordnet, make test) that is an error.
 #
 # DATA_DIR is the NLTK data directory to fill. Default: the first entry of $NLTK_DATA if set, else
 # <repo>/.venv/nltk_data (the virtualenv's sys.prefix/nltk_data, which metaeval.core.nltkdata and NLTK itself
@@ -19,6 +23,9 @@ set -euo pipefail
 STAMP_VERSION="wordnet-3.0 debian-copy v1"
 SRC=${WORDNET_SRC:-/usr/share/wordnet}
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+OPTIONAL=0
+if [ "${1:-}" = --optional ]; then OPTIONAL=1; shift; fi
 
 if [ $# -ge 1 ] && [ -n "$1" ]; then
   DATA_DIR=$1
@@ -46,21 +53,39 @@ fi
 
 start=$(date +%s)
 
+# Without apt-get (or the rights to run it) WordNet cannot come from here: --optional goes on without it.
+cannot_install() {
+  if [ "$OPTIONAL" = 1 ]; then
+    cat >&2 <<EOF
+install_wordnet: $1; going on without WordNet.
+  METEOR (and --preprocess authors) will be listed as unavailable. They need Princeton WordNet 3.0 as an NLTK
+  corpus: on Debian or Ubuntu run \`make wordnet\` (apt-get installs wordnet-base and wordnet-sense-index, copied
+  into $DATA_DIR), or set NLTK_DATA to a directory that holds corpora/wordnet.
+EOF
+    exit 0
+  fi
+  echo "install_wordnet: $1 (make wordnet needs apt-get for Debian's wordnet-base and wordnet-sense-index," \
+    "or set WORDNET_SRC to a folder with the WordNet 3.0 dictionary files)" >&2
+  exit 1
+}
+
 # 1. Debian packages.
 if ! have_all "$SRC"; then
+  command -v apt-get >/dev/null 2>&1 || cannot_install "apt-get is not on PATH, and $SRC lacks WordNet"
   if [ "$SRC" != /usr/share/wordnet ]; then
-    echo "install_wordnet: WORDNET_SRC=$SRC lacks WordNet dictionary files" >&2
-    exit 1
+    cannot_install "WORDNET_SRC=$SRC lacks WordNet dictionary files"
   fi
   SUDO=""
-  if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
+  if [ "$(id -u)" != 0 ]; then
+    command -v sudo >/dev/null 2>&1 || cannot_install "apt-get needs root and sudo is not on PATH"
+    SUDO=sudo
+  fi
   echo "install_wordnet: installing Debian packages wordnet-base wordnet-sense-index"
   LOG=$(mktemp)
   if ! { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq \
       --no-install-recommends wordnet-base wordnet-sense-index; } >"$LOG" 2>&1; then
     cat "$LOG" >&2; rm -f "$LOG"
-    echo "install_wordnet: apt-get failed (see above)" >&2
-    exit 1
+    cannot_install "apt-get failed (see above)"
   fi
   rm -f "$LOG"
   have_all "$SRC" || { echo "install_wordnet: $SRC still lacks WordNet files after apt-get" >&2; exit 1; }

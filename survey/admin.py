@@ -3,27 +3,29 @@ imported from an uploaded file (the importers the management commands use); a st
 its actions."""
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
-
 from django import forms
 from django.contrib import admin, messages
 from django.core.files.uploadedfile import UploadedFile
+from django.db import models
 from django.db.models import F, QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 
+from config.uploads import LimitedFileField
 from metaeval.core.fileio import ImporterError
-from survey import selectors, services
+from survey import import_jobs, selectors, services
+from survey.admin_study_form import FIELDSETS, READONLY, StudyAdminForm
 from survey.importers import files as import_files
 from survey.json_fields import ADMIN_OVERRIDES
 from survey.models import (
-    REFERENCE_SYSTEM,
     Assignment,
     Dataset,
     Document,
+    ImportJob,
+    ImportUpload,
     Item,
+    JudgeEndpoint,
     JudgeJudgment,
     JudgeRun,
     Judgment,
@@ -79,14 +81,14 @@ class DatasetImportForm(forms.Form):
         f'"{import_files.PENS_DEFAULT_DATASET}" for PENS. An existing dataset is updated (re-importing changes '
         "nothing).",
     )
-    file = forms.FileField(required=False, label="Consolidated file")
+    file = LimitedFileField(required=False, label="Consolidated file")
     missing = forms.ChoiceField(
         choices=[("error", "refuse the file (nothing is stored)"), ("drop", "import only what is present")],
         initial="error",
         label="A reader lacking a user or system summary",
     )
-    news = forms.FileField(required=False, label="PENS news.tsv")
-    test = forms.FileField(required=False, label="PENS personalized_test.tsv")
+    news = LimitedFileField(required=False, label="PENS news.tsv")
+    test = LimitedFileField(required=False, label="PENS personalized_test.tsv")
 
     def clean(self) -> dict:
         data = super().clean() or {}
@@ -97,32 +99,19 @@ class DatasetImportForm(forms.Form):
         return data
 
 
-def _saved(upload: UploadedFile, folder: Path) -> Path:
-    """The upload written under its own base name (which the importers' messages quote as file:line)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    target = folder / (Path(upload.name or "upload").name or "upload")
-    with target.open("wb") as out:
-        for chunk in upload.chunks():
-            out.write(chunk)
-    return target
+def _uploads(form: DatasetImportForm) -> dict[str, UploadedFile]:
+    """The form's files by role (``file``, or PENS' ``news`` and ``test``)."""
+    roles = import_jobs.DATASET_FORMATS[form.cleaned_data["kind"]]
+    return {role: form.cleaned_data[role] for role in roles}
 
 
 def dataset_import_upload(form: DatasetImportForm) -> str:
     """Run the importer the form asks for on its uploaded files; the import's one-line report, or ImporterError
     (nothing stored)."""
     data = form.cleaned_data
-    with tempfile.TemporaryDirectory(prefix="dataset-upload-") as tmp:
-        folder = Path(tmp)
-        if data["kind"] == DatasetImportForm.PENS:
-            news, test = _saved(data["news"], folder / "news"), _saved(data["test"], folder / "test")
-            result = import_files.pens_import(
-                news, test, dataset=data["dataset"] or import_files.PENS_DEFAULT_DATASET
-            )
-        else:
-            result = import_files.consolidated_import(
-                _saved(data["file"], folder), dataset=data["dataset"], missing=data["missing"]
-            )
-    return result.describe()
+    files = {role: (upload.name or role, upload.chunks()) for role, upload in _uploads(form).items()}
+    return import_jobs.dataset_import_files(fmt=data["kind"], files=files, dataset=data["dataset"],
+                                            missing=data["missing"])
 
 
 @admin.register(Dataset)
@@ -143,6 +132,12 @@ class DatasetAdmin(admin.ModelAdmin):
             raise PermissionDenied("Importing a dataset needs the permission to add datasets.")
         if request.method == "POST":
             form = DatasetImportForm(request.POST, request.FILES)
+            if form.is_valid() and not import_jobs.runs_inline(*_uploads(form).values()):
+                data = form.cleaned_data
+                job = import_jobs.import_job_create(
+                    kind=ImportJob.Kind.DATASET, uploads=_uploads(form), user=request.user,
+                    options={"format": data["kind"], "dataset": data["dataset"], "missing": data["missing"]})
+                return HttpResponseRedirect(reverse("research:import_job", args=[job.pk]))
             if form.is_valid():
                 try:
                     report = dataset_import_upload(form)
@@ -301,15 +296,17 @@ class StudyAdmin(admin.ModelAdmin):
     list_filter = ["kind", "status", "dataset"]
     search_fields = ["slug", "title"]
     filter_horizontal = ["systems"]
-    readonly_fields = ["status", "created_by", "created_at"]
+    readonly_fields = READONLY
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
     actions = [generate_questionnaires, icopernicus_preset, open_studies, close_studies, draft_studies]
-    formfield_overrides = ADMIN_OVERRIDES  # scale labels, criteria: nesting and NUL characters limited
+    # fieldsets per kind, scale labels and criteria as rows, systems of the dataset (the reference ``user`` never:
+    # its pair is in every questionnaire anyway); see survey/admin_study_form.py
+    form = StudyAdminForm
+    fieldsets = FIELDSETS
 
-    def formfield_for_manytomany(self, db_field, request: HttpRequest, **kwargs):
-        """The reference ``user`` is never a study system: its pair is in every questionnaire anyway."""
-        if db_field.name == "systems":
-            kwargs["queryset"] = System.objects.exclude(name=REFERENCE_SYSTEM)
-        return super().formfield_for_manytomany(db_field, request, **kwargs)
+    class Media:
+        js = ["survey/admin_study.js"]
+        css = {"all": ["survey/admin_study.css"]}
 
     def save_model(self, request: HttpRequest, obj: Study, form, change: bool) -> None:
         if not change:
@@ -416,6 +413,34 @@ class JudgeJudgmentAdmin(ReadOnlyAdmin):
     list_select_related = ["judge_run__study", "item__system_a", "item__system_b", "item__questionnaire__study"]
 
 
+class ImportUploadInline(ReadOnlyInline):
+    model = ImportUpload
+    fields = ["role", "name", "size"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[ImportUpload]:
+        return super().get_queryset(request).defer("content")
+
+
+@admin.register(ImportJob)
+class ImportJobAdmin(ReadOnlyAdmin):
+    """Large imports run by a worker (their page: /research/imports/<id>/); looked at here, not changed."""
+
+    list_display = ["id", "kind", "status", "study", "done", "total", "attempts", "created_by", "created_at"]
+    list_filter = ["kind", "status"]
+    list_select_related = ["study", "created_by"]
+    exclude = ["options"]
+    inlines = [ImportUploadInline]
+
+
+@admin.register(ImportUpload)
+class ImportUploadAdmin(ReadOnlyAdmin):
+    list_display = ["job", "role", "name", "size"]
+    fields = ["job", "role", "name", "size"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[ImportUpload]:
+        return super().get_queryset(request).defer("content")
+
+
 @admin.register(TopicSentence)
 class TopicSentenceAdmin(admin.ModelAdmin):
     """A topic's source sentences (imported with ``manage.py import_topics``); the text may be corrected here. A
@@ -426,3 +451,19 @@ class TopicSentenceAdmin(admin.ModelAdmin):
     search_fields = ["text", "document__external_id"]
     list_select_related = ["document"]
     readonly_fields = ["document", "position"]
+
+
+@admin.register(JudgeEndpoint)
+class JudgeEndpointAdmin(admin.ModelAdmin):
+    """The judges researchers may run (``survey.judge_endpoints``): only staff with this model's permissions (the
+    operator) add or change them; researchers choose one by name on a study's LLM judges page or in the API."""
+
+    list_display = ["name", "kind", "enabled", "base_url", "api_key_env", "allow_private", "model_path", "updated_at"]
+    list_filter = ["kind", "enabled", "allow_private"]
+    search_fields = ["name", "description", "base_url", "model_choices", "model_path"]
+    fieldsets = [
+        (None, {"fields": ["name", "kind", "description", "enabled"]}),
+        ("OpenAI-compatible endpoint", {"fields": ["base_url", "model_choices", "api_key_env", "allow_private",
+                                                   "max_concurrency"]}),
+        ("Local model (transformers)", {"fields": ["model_path", "device"]}),
+    ]

@@ -1,9 +1,11 @@
 """Participant forms (ratings are validated in services, since their field names are per assignment)."""
 import json
+from collections.abc import Sequence
 
 from django import forms
 
-from survey.models import Participant
+from config.uploads import LimitedFileField
+from survey.models import JudgeEndpoint, Participant
 
 #: the longest crowd-platform participant id we record (Participant.external_id)
 CROWD_ID_MAX = 200
@@ -56,16 +58,9 @@ class DesignCostForm(forms.Form):
 class JudgeRunForm(forms.Form):
     """Start an LLM judge run (``survey.judge_runs.judge_run_create`` checks every value)."""
 
-    kind = forms.ChoiceField(choices=[("openai", "OpenAI-compatible endpoint"),
-                                      ("transformers", "Local causal LM (transformers)")], initial="openai")
-    base_url = forms.CharField(required=False, max_length=500, label="Base URL",
-                               help_text="openai: e.g. https://api.openai.com/v1 or http://localhost:8000/v1")
-    model = forms.CharField(required=False, max_length=200, help_text="openai: the model name sent to the endpoint")
-    api_key_env = forms.CharField(
-        required=False, max_length=100, label="API key variable",
-        help_text="openai: the NAME of an environment variable of the workers holding the key (never the key)")
-    model_path = forms.CharField(required=False, max_length=500, label="Model folder",
-                                 help_text="transformers: a local folder with config.json, weights and tokenizer")
+    judge = forms.ChoiceField(
+        label="Judge", help_text="An endpoint (and model) that the operator configured; ask an administrator for "
+        "another one (admin: Judge endpoints)")
     name = forms.CharField(required=False, max_length=200, label="Judge name",
                            help_text="The judge column of the export (default: the model's name)")
     temperature = forms.FloatField(required=False, min_value=0, initial=0.0)
@@ -84,12 +79,16 @@ class JudgeRunForm(forms.Form):
         help_text='JSON {criterion: {"system": ..., "user": ...}} with {context}, {examples}, {first}, {second}; '
         "empty: the default templates")
 
-    def __init__(self, *args: object, criteria: list[str], **kwargs: object) -> None:
+    def __init__(self, *args: object, criteria: list[str], endpoints: Sequence[JudgeEndpoint] = (),
+                 **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         field = self.fields["criteria"]
         assert isinstance(field, forms.MultipleChoiceField)
         field.choices = [(name, name) for name in criteria]
         self.fields["criteria"].initial = criteria
+        judge = self.fields["judge"]
+        assert isinstance(judge, forms.ChoiceField)
+        judge.choices = judge_choices(endpoints)
 
     def clean_templates(self) -> object:
         text = self.cleaned_data.get("templates", "").strip()
@@ -100,22 +99,41 @@ class JudgeRunForm(forms.Form):
         except json.JSONDecodeError as exc:
             raise forms.ValidationError(f"not JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
 
-    def judge_settings(self) -> dict[str, object]:
-        """The settings of the chosen kind (``metaeval.core.judges.factory``), unset fields left out."""
+    def judge_settings(self) -> tuple[str, dict[str, object]]:
+        """The chosen endpoint's name and the run's settings (``survey.judge_endpoints.RESEARCHER_SETTINGS``), unset
+        fields left out."""
         data = self.cleaned_data
-        keys: tuple[str, ...]
-        if data["kind"] == "openai":
-            keys = ("base_url", "model", "api_key_env", "temperature", "max_tokens", "timeout", "retries", "seed",
-                    "concurrency", "name")
-        else:
-            keys = ("model_path", "temperature", "seed", "name")
+        endpoint, _, model = str(data["judge"]).partition(JUDGE_CHOICE_SEPARATOR)
+        keys = ("temperature", "max_tokens", "timeout", "retries", "seed", "concurrency", "name")
         settings = {key: data.get(key) for key in keys if data.get(key) not in (None, "")}
-        if data["kind"] == "transformers" and data.get("max_tokens"):
-            settings["max_new_tokens"] = data["max_tokens"]
-        return settings
+        if model:
+            settings["model"] = model
+        else:  # a local model: its own names for the two settings that differ, no HTTP ones
+            settings = {key: value for key, value in settings.items() if key in ("temperature", "seed", "name")}
+            if data.get("max_tokens"):
+                settings["max_new_tokens"] = data["max_tokens"]
+        return endpoint, settings
+
+
+#: between an endpoint's name (a slug) and a model name in the judge field's values
+JUDGE_CHOICE_SEPARATOR = "|"
+
+
+def judge_choices(endpoints: Sequence[JudgeEndpoint]) -> list[tuple[str, str]]:
+    """One choice per (endpoint, model) of an OpenAI-compatible endpoint and one per local-model endpoint."""
+    choices: list[tuple[str, str]] = []
+    for endpoint in endpoints:
+        note = f" ({endpoint.description})" if endpoint.description else ""
+        if endpoint.kind == JudgeEndpoint.Kind.OPENAI:
+            choices += [(f"{endpoint.name}{JUDGE_CHOICE_SEPARATOR}{model}", f"{endpoint.name}: {model}{note}")
+                        for model in endpoint.model_names]
+        else:
+            choices.append((endpoint.name, f"{endpoint.name}: local model{note}"))
+    return choices
 
 
 class JudgmentFileForm(forms.Form):
     """Import judgments made elsewhere as file-judge runs (``survey.judge_runs.judge_run_import``)."""
 
-    file = forms.FileField(help_text="A judgment CSV or JSON Lines file (e.g. from python -m metaeval judge)")
+    file = LimitedFileField(help_text="A judgment CSV or JSON Lines file (e.g. from python -m metaeval judge); a "
+                            "large one is imported in the background, on a page that follows it")

@@ -14,17 +14,16 @@ import hashlib
 import logging
 import time
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from metaeval.core.fileio import Problems
 from metaeval.core.judges.base import JudgeConfigError
-from metaeval.core.judges.factory import check_judge_settings, judge_concurrency, judge_name, make_judge
+from metaeval.core.judges.factory import judge_concurrency, judge_name
 from metaeval.core.judges.plan import DEFAULT_RUNS, PlanError, plan
 from metaeval.core.judges.prompts import (
     DEFAULT_TEMPLATES,
@@ -36,8 +35,9 @@ from metaeval.core.judges.prompts import (
 )
 from metaeval.core.judges.runner import JudgmentRecord, iter_judging
 from metaeval.core.pairwise.judgments import judgments_from_bytes
-from metaeval.services import RowLease, lease_duration
+from metaeval.leases import RowLease, claim, reclaim_stale
 from survey import selectors
+from survey.judge_endpoints import endpoint_find, judge_for_run, run_settings
 from survey.models import JudgeJudgment, JudgeRun, Study
 from survey.services import SurveyError
 
@@ -47,6 +47,7 @@ __all__ = [
     "JudgeRunError",
     "judge_run_cancel",
     "judge_run_create",
+    "judge_import_summary",
     "judge_run_import",
     "judge_run_launch",
     "judge_run_process",
@@ -56,6 +57,8 @@ __all__ = [
 
 #: stored progress is written at most this often (seconds) besides the first and the last judgment
 PROGRESS_EVERY = 1.0
+#: an import stores this many judgments between two progress reports
+IMPORT_BATCH = 10000
 
 
 class JudgeRunError(SurveyError):
@@ -78,18 +81,25 @@ def _check_study(study: Study) -> None:
 
 
 def judge_run_create(
-    *, study: Study, kind: str, settings: Mapping[str, object], criteria: Sequence[str] | None = None,
-    runs: int = DEFAULT_RUNS, templates: Mapping[str, object] | None = None,
+    *, study: Study, endpoint: str, settings: Mapping[str, object] | None = None, kind: str | None = None,
+    criteria: Sequence[str] | None = None, runs: int = DEFAULT_RUNS, templates: Mapping[str, object] | None = None,
     user: User | AnonymousUser | None = None, launch: bool = True,
 ) -> JudgeRun:
-    """A queued ``openai`` or ``transformers`` run over ``study`` (sent to a worker once the transaction commits
-    when ``launch``). ``criteria`` default to the study's; ``templates`` (JSON ``{criterion: {system, user}}``)
-    to the default ones. :class:`JudgeRunError` names every problem: settings (``check_judge_settings``), a
-    criterion the study does not ask, a template missing or with an unknown placeholder, an odd ``runs``, items
-    without the context a criterion needs. The API key itself is read on the worker, never stored."""
+    """A queued run over ``study`` on the operator's judge endpoint ``endpoint`` (``survey.judge_endpoints``;
+    its kind is the run's: ``kind``, when given, must agree), sent to a worker once the transaction commits when
+    ``launch``. ``settings`` are the researcher's sampling settings only (``RESEARCHER_SETTINGS``). ``criteria``
+    default to the study's; ``templates`` (JSON ``{criterion: {system, user}}``) to the default ones.
+    :class:`JudgeRunError` names every problem: an unknown endpoint, a setting only the operator sets, a bad
+    value (``check_judge_settings``), a criterion the study does not ask, a template missing or with an unknown
+    placeholder, an odd ``runs``, items without the context a criterion needs. The API key itself is read on the
+    worker, never stored."""
     _check_study(study)
     try:
-        checked = check_judge_settings(kind, settings)
+        found = endpoint_find(endpoint)
+        if kind is not None and kind != found.kind:
+            raise JudgeConfigError(f"kind: endpoint {found.name} is of kind {found.kind}, not {kind}")
+        kind = str(found.kind)
+        checked = run_settings(found, settings or {})
         chosen = list(dict.fromkeys(criteria or _criteria_of(study)))
         unknown = [name for name in chosen if name not in _criteria_of(study)]
         if unknown:
@@ -143,18 +153,6 @@ class JudgeRunLease(RowLease):
             raise JudgeRunStopped(f"judge run {self.run_id} was cancelled")
 
 
-def _claim(run_id: int, worker: str) -> JudgeRun | None:
-    now = timezone.now()
-    run = JudgeRun.objects.get(pk=run_id)
-    taken = JudgeRun.objects.filter(pk=run_id, status=JudgeRun.Status.QUEUED).update(
-        status=JudgeRun.Status.RUNNING, worker=worker, started_at=now, lease_expires_at=now + lease_duration(),
-        attempts=run.attempts + 1, error="", finished_at=None)
-    if not taken:
-        return None
-    run.refresh_from_db()
-    return run
-
-
 def _store(run: JudgeRun, item_id: int, record: JudgmentRecord) -> None:
     try:
         with transaction.atomic():
@@ -167,14 +165,17 @@ def _store(run: JudgeRun, item_id: int, record: JudgmentRecord) -> None:
 
 
 def judge_run_process(run_id: int, *, worker: str = "") -> JudgeRun | None:
-    """Take queued run ``run_id`` and judge what is not stored yet; the run ends ``done`` (every judgment
+    """Take run ``run_id`` (queued, or running under a lease that ran out: :func:`metaeval.leases.claim`, the
+    take-over rule the reclaimers follow) and judge what is not stored yet; the run ends ``done`` (every judgment
     stored, ``invalid`` ones included), ``failed`` (the judge cannot be set up, e.g. a missing API key variable
-    or model folder, or every call of this attempt failed) or ``cancelled``. None when the run was not queued
-    (another worker has it, or it ended). A lost lease stops without writing the status (the reclaimer or the
-    new worker does)."""
-    run = _claim(run_id, worker)
-    if run is None:
+    or model folder, or every call of this attempt failed; or, taken over, no attempt was left) or
+    ``cancelled``. None when the run was not taken (ended, or another worker holds a valid lease). A lost lease
+    stops without writing the status (the reclaimer or the new worker does)."""
+    taken, run = claim(JudgeRun, run_id, worker=worker, event="judge_run", error="", finished_at=None)
+    if taken == "skipped":
         return None
+    if run.status != JudgeRun.Status.RUNNING:  # ended by the take-over rule
+        return run
     try:
         with JudgeRunLease(run, worker) as lease:
             outcome = _judge(run, lease)
@@ -195,7 +196,7 @@ def judge_run_process(run_id: int, *, worker: str = "") -> JudgeRun | None:
 
 def _judge(run: JudgeRun, lease: JudgeRunLease) -> tuple[str, str]:
     try:
-        judge = make_judge(run.kind, run.judge_settings)
+        judge = judge_for_run(run)
     except JudgeConfigError as exc:
         return JudgeRun.Status.FAILED, str(exc)
     templates = templates_from_json(run.templates, f"run {run.pk} templates")
@@ -244,53 +245,47 @@ def judge_run_cancel(run: JudgeRun) -> JudgeRun:
 
 
 def judge_run_resume(run: JudgeRun) -> JudgeRun:
-    """Queue a failed or cancelled ``openai``/``transformers`` run again; its worker skips what is stored."""
+    """Queue a failed or cancelled ``openai``/``transformers`` run that has judgments left to ask; its worker skips
+    what is stored."""
     if run.kind == JudgeRun.Kind.FILE:
         raise JudgeRunError("an imported run has nothing to resume")
     resumable = (JudgeRun.Status.FAILED, JudgeRun.Status.CANCELLED)
+    stopped = f"judge run {run.pk} is {run.status}; only a failed or cancelled run can resume"
+    if run.status not in resumable:
+        raise JudgeRunError(stopped)
+    if run.total and JudgeJudgment.objects.filter(judge_run=run).count() >= run.total:
+        raise JudgeRunError(f"judge run {run.pk} has all its {run.total} judgments stored (invalid ones included), "
+                            "so a resume would ask nothing: start a new run")
     if not JudgeRun.objects.filter(pk=run.pk, status__in=resumable).update(
             status=JudgeRun.Status.QUEUED, cancel_requested=False, worker="", error="", finished_at=None,
             attempts=0):
-        raise JudgeRunError(f"judge run {run.pk} is {run.status}; only a failed or cancelled run can resume")
+        raise JudgeRunError(stopped)
     run.refresh_from_db()
     transaction.on_commit(lambda: judge_run_launch(run))
     return run
 
 
 def judge_runs_reclaim_stale(*, now: Any = None) -> dict[str, list[int]]:
-    """Running judge runs whose worker stopped renewing the lease go back to the queue (and to Celery) while
-    they have attempts left (``METAEVAL_RUN_ATTEMPTS``), else fail saying why; a cancel request ends them
-    cancelled. Conditional UPDATEs, so two reclaimers never double a retry."""
-    now = now or timezone.now()
-    attempts = int(getattr(settings, "METAEVAL_RUN_ATTEMPTS", 3))
-    outcome: dict[str, list[int]] = {"retried": [], "failed": [], "cancelled": []}
-    for run in JudgeRun.objects.filter(status=JudgeRun.Status.RUNNING, lease_expires_at__lt=now):
-        row = JudgeRun.objects.filter(pk=run.pk, status=JudgeRun.Status.RUNNING, lease_expires_at__lt=now)
-        lost = f"its worker ({run.worker or 'unknown'}) stopped answering"
-        if run.cancel_requested:
-            if row.update(status=JudgeRun.Status.CANCELLED, finished_at=now, lease_expires_at=None,
-                          error=f"cancelled by a researcher; {lost}"):
-                outcome["cancelled"].append(run.pk)
-        elif run.attempts < attempts:
-            if row.update(status=JudgeRun.Status.QUEUED, worker="", lease_expires_at=None,
-                          error=f"retrying: {lost} (attempt {run.attempts} of {attempts})"):
-                outcome["retried"].append(run.pk)
-                run.refresh_from_db()
-                judge_run_launch(run)
-        elif row.update(status=JudgeRun.Status.FAILED, finished_at=now, lease_expires_at=None,
-                        error=f"{lost}; tried {run.attempts} times, the limit (METAEVAL_RUN_ATTEMPTS)"):
-            outcome["failed"].append(run.pk)
-    return outcome
+    """Running judge runs whose worker stopped renewing the lease, under the take-over rule of scoring runs
+    (:func:`metaeval.leases.stale_verdict`): back to the queue (and to Celery) while they have attempts left
+    (``METAEVAL_RUN_ATTEMPTS``), else failed saying why (the worker and its last heartbeat); a cancel request ends
+    them cancelled. Conditional UPDATEs, so any number of reclaimers never double a retry. Every worker calls it
+    every half lease (:mod:`metaeval.reclaimer`)."""
+    return reclaim_stale(JudgeRun, requeue=lambda verdict: {"error": verdict.message}, launch=judge_run_launch,
+                         event="judge_run", now=now)
 
 
-def judge_run_import(*, study: Study, data: bytes, file_name: str,
-                     user: User | AnonymousUser | None = None) -> list[JudgeRun]:
+def judge_run_import(*, study: Study, data: bytes, file_name: str, user: User | AnonymousUser | None = None,
+                     progress: Callable[[str, int, int], None] | None = None,
+                     before_commit: Callable[[list[JudgeRun]], None] | None = None) -> list[JudgeRun]:
     """The ``file`` judge: judgments made elsewhere (``python -m metaeval judge`` on an export of the study's
     cases, or any judgment file of conventions sec. 17) stored as one done run per ``judge`` value, all or
     nothing. Each row must name a study item by ``case_id`` (``doc_id/reader_id``) and its two systems, in either
     order (a row with the systems the other way round is turned round: winner and ``shown_first`` follow), and
     a criterion the study asks. ``run`` may be empty: the repeats of an (item, criterion) are then numbered in
-    file order. Problems: ``ImportFileError`` listing ``file:line: field ...`` for every bad row."""
+    file order. Problems: ``ImportFileError`` listing ``file:line: field ...`` for every bad row. ``progress``
+    (step, done, total) hears how many rows are stored (an import job shows it); ``before_commit`` is called with
+    the stored runs inside the transaction (an import job marks itself done there; raising rolls all back)."""
     _check_study(study)
     table = judgments_from_bytes(data, file_name)
     items = {case.key: item_id for item_id, case in selectors.study_judge_cases(study=study)}
@@ -334,6 +329,7 @@ def judge_run_import(*, study: Study, data: bytes, file_name: str,
     digest = hashlib.sha256(data).hexdigest()
     created: list[JudgeRun] = []
     now = timezone.now()
+    total, written = sum(len(stored) for stored in rows.values()), 0
     with transaction.atomic():
         for name, stored in rows.items():
             criteria = [c for c in _criteria_of(study) if any(row.criterion == c for row in stored)]
@@ -344,7 +340,19 @@ def judge_run_import(*, study: Study, data: bytes, file_name: str,
                 finished_at=now, created_by=user if user is not None and user.is_authenticated else None)
             for row in stored:
                 row.judge_run = run
-            JudgeJudgment.objects.bulk_create(stored, batch_size=1000)
+            for start in range(0, len(stored), IMPORT_BATCH):
+                JudgeJudgment.objects.bulk_create(stored[start:start + IMPORT_BATCH], batch_size=1000)
+                written += len(stored[start:start + IMPORT_BATCH])
+                if progress is not None:
+                    progress("storing the judgments", written, total)
             created.append(run)
+        if before_commit is not None:
+            before_commit(created)
     return created
+
+
+def judge_import_summary(file_name: str, runs: Sequence[JudgeRun]) -> str:
+    """What an import of ``file_name`` stored, one line (the page's message and the import job's result)."""
+    stored = ", ".join(f"{run.name} ({run.total} judgments)" for run in runs)
+    return f"Imported {file_name}: {stored}."
 

@@ -650,3 +650,67 @@ class JudgeJudgment(models.Model):
 
     def __str__(self) -> str:
         return f"{self.item} [{self.criterion} #{self.run}]: {self.winner}"
+
+
+class JudgeEndpoint(models.Model):
+    """A judge that the operator makes available to researchers (docs/conventions.md sec. 21, item 8): an
+    OpenAI-compatible endpoint (base URL, the models researchers may pick, the NAME of the workers' environment
+    variable holding its key) or a local model folder on the workers. Researchers choose an endpoint for a judge
+    run and tune only the sampling settings; they never type a URL, a variable name or a path. Edited in the admin
+    by staff with the model's permissions; checked by :func:`survey.judge_endpoints.endpoint_problems`."""
+
+    class Kind(models.TextChoices):
+        OPENAI = "openai", "OpenAI-compatible endpoint"
+        TRANSFORMERS = "transformers", "Local causal LM (transformers)"
+
+    name = models.SlugField(max_length=100, unique=True, help_text="What researchers choose, e.g. openai-gpt4o.")
+    kind = models.CharField(max_length=20, choices=Kind.choices, default=Kind.OPENAI)
+    description = models.CharField(max_length=300, blank=True, help_text="Shown to researchers beside the name.")
+    enabled = models.BooleanField(default=True, help_text="Researchers can start runs on it (running ones go on).")
+    base_url = models.CharField(max_length=500, blank=True, verbose_name="Base URL",
+                                help_text="openai: e.g. https://api.openai.com/v1 (then POST .../chat/completions)")
+    model_choices = models.TextField(blank=True, verbose_name="Models",
+                                     help_text="openai: the model names researchers may pick, one per line; the first "
+                                     "is the default.")
+    api_key_env = models.CharField(
+        max_length=100, blank=True, verbose_name="API key variable",
+        help_text="openai: the NAME of the workers' environment variable holding the key, matching "
+        "JUDGE_API_KEY_ENV_PATTERN (default: ending in _API_KEY); empty for a server without authentication.")
+    allow_private = models.BooleanField(
+        default=False, verbose_name="Allow private network addresses",
+        help_text="openai: let requests reach loopback, private and link-local addresses (a model served on this "
+        "machine or the local network). Off: only public addresses, checked on every connection.")
+    model_path = models.CharField(max_length=500, blank=True, verbose_name="Model folder",
+                                  help_text="transformers: a folder on the workers (config.json, weights, tokenizer)")
+    device = models.CharField(max_length=20, blank=True, default="cpu", help_text="transformers: cpu, cuda or cuda:N")
+    max_concurrency = models.PositiveSmallIntegerField(
+        default=4, validators=[MinValueValidator(1), MaxValueValidator(64)],
+        help_text="openai: the most requests at once a run may send.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def model_names(self) -> list[str]:
+        """The models researchers may pick (openai), in the order given."""
+        return list(dict.fromkeys(line.strip() for line in self.model_choices.splitlines() if line.strip()))
+
+    def clean(self) -> None:
+        from survey.judge_endpoints import address_problem, endpoint_problems
+
+        problems = endpoint_problems(self)
+        if self.kind == self.Kind.OPENAI and not problems.get("base_url") and not self.allow_private:
+            refused = address_problem(self)
+            if refused:
+                problems["base_url"] = refused
+        if problems:
+            raise ValidationError(problems)
+
+
+# import jobs live in their own module; importing them here registers them with the app
+from survey.import_models import ImportJob, ImportUpload  # noqa: E402, F401

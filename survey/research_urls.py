@@ -1,6 +1,6 @@
 from django.urls import path
 
-from survey import research_views
+from survey import import_views, research_views
 
 app_name = "research"
 
@@ -16,4 +16,6 @@ urlpatterns = [
     path("studies/<slug:slug>/judges/", research_views.study_judges, name="study_judges"),
     path("studies/<slug:slug>/judges.json", research_views.judge_runs_json, name="study_judges_json"),
     path("studies/<slug:slug>/judge-cases.jsonl", research_views.judge_cases_download, name="judge_cases"),
+    path("imports/<int:pk>/", import_views.import_job_detail, name="import_job"),
+    path("imports/<int:pk>.json", import_views.import_job_json, name="import_job_json"),
 ]

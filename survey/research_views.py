@@ -3,23 +3,24 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict
-from functools import partial, wraps
+from functools import wraps
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
 from metaeval.core.fileio import ImporterError
 from metaeval.core.judges.prompts import DEFAULT_TEMPLATES, templates_json
-from survey import exporting, judge_runs, selectors, services
+from survey import exporting, import_jobs, import_selectors, judge_endpoints, judge_runs, selectors, services
 from survey.forms import DesignCostForm, JudgeRunForm, JudgmentFileForm
-from survey.models import JudgeRun, Study
+from survey.models import ImportJob, JudgeRun, Study
 
 RESEARCHER_GROUP = "researcher"
 
@@ -65,28 +66,27 @@ def study_progress_json(request: HttpRequest, slug: str) -> JsonResponse:
     return JsonResponse({"study": study.slug, "status": study.status, **asdict(progress), "percent": progress.percent})
 
 
-def _export_download(study: Study, fmt: str, rows: Iterable[dict[str, object]], write: Callable[..., int],
-                     what: str) -> HttpResponse:
-    """``rows`` written by ``write`` (``exporting.write_ratings`` / ``write_judgments``) as an attachment."""
+def _export_download(study: Study, fmt: str, rows: Iterable[dict[str, object]], columns: Sequence[str],
+                     what: str) -> HttpResponse | StreamingHttpResponse:
+    """``rows`` as a streamed attachment (``exporting.stream_export``: the CSV header first, then the rows as the
+    database gives them), so an export of any size starts at once and holds one batch in memory."""
     if fmt not in exporting.FORMATS:
         return HttpResponse(f"unknown format {fmt!r}", status=400, content_type="text/plain")
-    buffer = io.StringIO()
-    write(rows, buffer, fmt)
-    content_type = "text/csv" if fmt == "csv" else "application/x-ndjson"
-    response = HttpResponse(buffer.getvalue(), content_type=f"{content_type}; charset=utf-8")
+    response = StreamingHttpResponse(exporting.stream_export(rows, fmt, columns),
+                                     content_type=exporting.CONTENT_TYPES[fmt])
     response["Content-Disposition"] = f'attachment; filename="{study.slug}-{what}.{fmt}"'
     return response
 
 
 @researcher_required
-def ratings_download(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
+def ratings_download(request: HttpRequest, slug: str, fmt: str) -> HttpResponse | StreamingHttpResponse:
     study = get_object_or_404(Study, slug=slug)
-    return _export_download(study, fmt, selectors.ratings_export_rows(study=study), exporting.write_ratings,
+    return _export_download(study, fmt, selectors.ratings_export_rows(study=study), selectors.EXPORT_COLUMNS,
                             "ratings")
 
 
 @researcher_required
-def judgments_download(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
+def judgments_download(request: HttpRequest, slug: str, fmt: str) -> HttpResponse | StreamingHttpResponse:
     """A preference study's judgments as a judgment file (``manage.py export_judgments``); ``?source=human``,
     ``llm`` or ``all`` (default) picks the participants', the judge runs' or both."""
     study = get_object_or_404(Study.objects.exclude(kind=Study.Kind.SIMILARITY), slug=slug)
@@ -96,7 +96,7 @@ def judgments_download(request: HttpRequest, slug: str, fmt: str) -> HttpRespons
                             content_type="text/plain")
     what = "judgments" if source == "all" else f"judgments-{source}"
     rows, columns = selectors.study_judgment_file(study=study, source=source)
-    return _export_download(study, fmt, rows, partial(exporting.write_judgments, columns=columns), what)
+    return _export_download(study, fmt, rows, columns, what)
 
 
 @researcher_required
@@ -111,9 +111,10 @@ def judge_cases_download(request: HttpRequest, slug: str) -> HttpResponse:
 
 def _judge_run_state(row: selectors.JudgeRunRow) -> dict[str, object]:
     run = row.run
-    return {"id": run.pk, "name": run.name, "kind": run.kind, "status": run.status, "done": run.done,
-            "total": run.total, "percent": row.percent, "invalid": row.invalid, "error": run.error,
-            "cancel_requested": run.cancel_requested}
+    return {"id": run.pk, "name": run.name, "kind": run.kind, "status": run.status,
+            "status_display": run.get_status_display(), "done": row.done, "total": run.total,
+            "percent": row.percent, "invalid": row.invalid, "error": run.error,
+            "cancel_requested": run.cancel_requested, "cancellable": row.cancellable, "resumable": row.resumable}
 
 
 @researcher_required
@@ -130,7 +131,8 @@ def study_judges(request: HttpRequest, slug: str) -> HttpResponse:
     cancel or resume a run, follow progress."""
     study = get_object_or_404(Study, slug=slug, kind=Study.Kind.PREFERENCE)
     criteria = [criterion["name"] for criterion in study.criteria]
-    form = JudgeRunForm(criteria=criteria)
+    endpoints = list(judge_endpoints.endpoints_available())
+    form = JudgeRunForm(criteria=criteria, endpoints=endpoints)
     upload = JudgmentFileForm()
     action = request.POST.get("action", "") if request.method == "POST" else ""
     if action in ("cancel", "resume"):
@@ -144,11 +146,12 @@ def study_judges(request: HttpRequest, slug: str) -> HttpResponse:
                              + (", stopping at its next judgment." if run.cancel_requested else "."))
         return redirect("research:study_judges", slug=study.slug)
     if action == "start":
-        form = JudgeRunForm(request.POST, criteria=criteria)
+        form = JudgeRunForm(request.POST, criteria=criteria, endpoints=endpoints)
         if form.is_valid():
+            endpoint, chosen = form.judge_settings()
             try:
                 run = judge_runs.judge_run_create(
-                    study=study, kind=form.cleaned_data["kind"], settings=form.judge_settings(),
+                    study=study, endpoint=endpoint, settings=chosen,
                     criteria=form.cleaned_data["criteria"] or criteria, runs=form.cleaned_data["runs"],
                     templates=form.cleaned_data["templates"], user=request.user)
             except judge_runs.JudgeRunError as exc:
@@ -158,6 +161,10 @@ def study_judges(request: HttpRequest, slug: str) -> HttpResponse:
                 return redirect("research:study_judges", slug=study.slug)
     if action == "import":
         upload = JudgmentFileForm(request.POST, request.FILES)
+        if upload.is_valid() and not import_jobs.runs_inline(upload.cleaned_data["file"]):
+            job = import_jobs.import_job_create(kind=ImportJob.Kind.JUDGE_FILE, study=study, user=request.user,
+                                                uploads={"file": upload.cleaned_data["file"]})
+            return redirect("research:import_job", pk=job.pk)
         if upload.is_valid():
             file = upload.cleaned_data["file"]
             try:
@@ -166,11 +173,13 @@ def study_judges(request: HttpRequest, slug: str) -> HttpResponse:
             except (ImporterError, judge_runs.JudgeRunError) as exc:
                 upload.add_error("file", str(exc))
             else:
-                stored = ", ".join(f"{run.name} ({run.total} judgments)" for run in runs)
-                messages.success(request, f"Imported {file.name}: {stored}.")
+                messages.success(request, judge_runs.judge_import_summary(file.name, runs))
                 return redirect("research:study_judges", slug=study.slug)
     return render(request, "research/judges.html", {
         "study": study, "rows": selectors.study_judge_runs(study=study), "form": form, "upload": upload,
+        "endpoints": endpoints,
+        "import_jobs": import_selectors.study_import_jobs(study=study),
+        "import_inline_max": settings.IMPORT_INLINE_MAX_BYTES,
         "items": study.questionnaires.aggregate(n=Count("preference_items"))["n"],
         "default_templates": json.dumps(templates_json(DEFAULT_TEMPLATES), indent=2, ensure_ascii=False),
     }, status=400 if upload.errors else 200)  # a refused upload is a 400, as on the judgment sets page

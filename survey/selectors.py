@@ -240,45 +240,42 @@ def ratings_export_rows(
     rating recorded without being shown (identical texts under ``identical_pairs=auto``; its ``shown_position`` is
     empty), else 0.
     """
-    qs = Rating.objects.filter(assignment__completed_at__isnull=False).select_related(
-        "item__system",
-        "assignment__participant",
-        "assignment__questionnaire__study",
-        "assignment__questionnaire__document",
-        "assignment__questionnaire__reader_j",
-        "assignment__questionnaire__reader_k",
-    )
+    qs = Rating.objects.filter(assignment__completed_at__isnull=False)
     if study is not None:
         qs = qs.filter(assignment__questionnaire__study=study)
     excluded = list(exclude_participants)
     if excluded:
         qs = qs.exclude(assignment__participant_id__in=excluded)
-    qs = qs.order_by(
+    values = qs.order_by(
         "assignment__questionnaire__study_id",
         "assignment__questionnaire__position",
         "assignment__slot",
         "assignment_id",
         "item__position",
+    ).values_list(
+        "assignment__questionnaire__document__external_id", "item__system__name",
+        "assignment__questionnaire__reader_j__external_id", "assignment__questionnaire__reader_k__external_id",
+        "value", "assignment__participant_id", "assignment__questionnaire__study__slug",
+        "assignment__questionnaire__position", "shown_position", "swapped", "assignment__claimed_at",
+        "assignment__completed_at", "created_at", "automatic",
     )
-    for r in qs.iterator(chunk_size=2000):
-        a = r.assignment
-        q = a.questionnaire
-        assert q.reader_j is not None and q.reader_k is not None  # similarity questionnaires have both readers
+    for (doc_id, system, uid1, uid2, value, participant, slug, position, shown, swapped, claimed, completed, rated,
+         automatic) in values.iterator(chunk_size=2000):
         yield {
-            "doc_id": q.document.external_id,
-            "system": r.item.system.name,
-            "uid1": q.reader_j.external_id,
-            "uid2": q.reader_k.external_id,
-            "rating": r.value,
-            "rater": rater_id(a.participant_id),
-            "study": q.study.slug,
-            "questionnaire": q.position,
-            "shown_position": r.shown_position,
-            "swapped": int(r.swapped),
-            "claimed_at": a.claimed_at.isoformat(),
-            "completed_at": a.completed_at.isoformat() if a.completed_at else "",
-            "rated_at": r.created_at.isoformat(),
-            "automatic": int(r.automatic),
+            "doc_id": doc_id,
+            "system": system,
+            "uid1": uid1,
+            "uid2": uid2,
+            "rating": value,
+            "rater": rater_id(participant),
+            "study": slug,
+            "questionnaire": position,
+            "shown_position": shown,
+            "swapped": int(swapped),
+            "claimed_at": claimed.isoformat(),
+            "completed_at": completed.isoformat() if completed else "",
+            "rated_at": rated.isoformat(),
+            "automatic": int(automatic),
         }
 
 
@@ -789,47 +786,61 @@ def judgment_export_rows(*, study: Study, exclude_excluded: bool = False, source
     ``judge_kind`` ``human``, ``run`` empty; with ``exclude_excluded``, the participants excluded on the
     participants page are left out. Then the judge runs' (``llm`` or ``all``), oldest run first, each in item,
     criterion and repeat order: ``judge`` the run's name, ``judge_kind`` ``llm``, ``run`` the repeat; every stored
-    judgment of a run counts, ``invalid`` ones and those of an unfinished run included."""
+    judgment of a run counts, ``invalid`` ones and those of an unfinished run included.
+
+    A fixed number of queries whatever the size (the items' columns once, then each kind's judgments read as
+    plain values with ``iterator``), so an export streams."""
     if source not in JUDGMENT_SOURCES:
         raise ValueError(f"source must be one of {', '.join(JUDGMENT_SOURCES)}, not {source!r}")
+    cells = _item_cells(study)
     if source in ("all", "human"):
-        yield from _human_judgment_rows(study, exclude_excluded)
+        yield from _human_judgment_rows(study, exclude_excluded, cells)
     if source in ("all", "llm"):
-        yield from _judge_run_rows(study)
+        yield from _judge_run_rows(study, cells)
 
 
-def _judgment_row(item: PreferenceItem, *, criterion: str, winner: str, judge: str, judge_kind: str,
-                  run: int | str, shown_first: str) -> dict[str, object]:
-    """One judgment-file row (``JUDGMENT_COLUMNS``) of a preference item (its questionnaire, document, reader and
-    systems selected with it)."""
-    questionnaire = item.questionnaire
-    assert questionnaire.reader_j is not None and item.system_a is not None and item.system_b is not None
-    doc_id, reader_id = questionnaire.document.external_id, questionnaire.reader_j.external_id
-    return {"case_id": f"{doc_id}/{reader_id}", "criterion": criterion, "model_a": item.system_a.name,
-            "model_b": item.system_b.name, "winner": winner, "judge": judge, "judge_kind": judge_kind, "run": run,
-            "shown_first": shown_first, "doc_id": doc_id, "reader_id": reader_id}
+#: per preference item: case_id, model_a, model_b, doc_id, reader_id
+_ItemCells = tuple[str, str, str, str, str]
 
 
-def _judge_run_rows(study: Study) -> Iterator[dict[str, object]]:
+def _item_cells(study: Study) -> dict[int, _ItemCells]:
+    """The judgment-file columns of each of the study's preference items, by item id (one query)."""
+    items = PreferenceItem.objects.filter(questionnaire__study=study).values_list(
+        "pk", "questionnaire__document__external_id", "questionnaire__reader_j__external_id", "system_a__name",
+        "system_b__name")
+    return {pk: (f"{doc_id}/{reader_id}", model_a, model_b, doc_id, reader_id)
+            for pk, doc_id, reader_id, model_a, model_b in items}
+
+
+def _judgment_row(cells: _ItemCells, *, criterion: str, winner: str, judge: str, judge_kind: str, run: int | str,
+                  shown_first: str) -> dict[str, object]:
+    """One judgment-file row (``JUDGMENT_COLUMNS``) of a preference item (its :func:`_item_cells`)."""
+    case_id, model_a, model_b, doc_id, reader_id = cells
+    return {"case_id": case_id, "criterion": criterion, "model_a": model_a, "model_b": model_b, "winner": winner,
+            "judge": judge, "judge_kind": judge_kind, "run": run, "shown_first": shown_first, "doc_id": doc_id,
+            "reader_id": reader_id}
+
+
+def _judge_run_rows(study: Study, cells: dict[int, _ItemCells]) -> Iterator[dict[str, object]]:
     order = {criterion["name"]: n for n, criterion in enumerate(study.criteria)}
+    names = dict(JudgeRun.objects.filter(study=study).values_list("pk", "name"))
     rows = (
         JudgeJudgment.objects.filter(judge_run__study=study)
-        .select_related("judge_run", "item__system_a", "item__system_b", "item__questionnaire__document",
-                        "item__questionnaire__reader_j")
         .order_by("judge_run__created_at", "judge_run_id", "item__questionnaire__position", "item__questionnaire_id",
                   "item__position", "criterion", "run")
+        .values_list("judge_run_id", "item_id", "criterion", "run", "winner", "shown_first")
     )
-    batch: list[JudgeJudgment] = []
+    batch: list[tuple[int, int, str, int, str, str]] = []
 
     def flush() -> Iterator[dict[str, object]]:
-        for judgment in sorted(batch, key=lambda j: (order.get(j.criterion, len(order)), j.criterion, j.run)):
-            yield _judgment_row(judgment.item, criterion=judgment.criterion, winner=judgment.winner,
-                                judge=judgment.judge_run.name, judge_kind="llm", run=judgment.run,
-                                shown_first=judgment.shown_first)
+        for run_id, item_id, criterion, number, winner, shown_first in sorted(
+                batch, key=lambda j: (order.get(j[2], len(order)), j[2], j[3])):
+            yield _judgment_row(cells[item_id], criterion=criterion, winner=winner, judge=names[run_id],
+                                judge_kind="llm", run=number, shown_first=shown_first)
 
     current: tuple[int, int] | None = None
     for judgment in rows.iterator(chunk_size=2000):
-        key = (judgment.judge_run_id, judgment.item_id)
+        key = (judgment[0], judgment[1])
         if key != current and batch:
             yield from flush()
             batch = []
@@ -838,30 +849,29 @@ def _judge_run_rows(study: Study) -> Iterator[dict[str, object]]:
     yield from flush()
 
 
-def _human_judgment_rows(study: Study, exclude_excluded: bool) -> Iterator[dict[str, object]]:
+def _human_judgment_rows(study: Study, exclude_excluded: bool, cells: dict[int, _ItemCells]
+                         ) -> Iterator[dict[str, object]]:
     order = {criterion["name"]: n for n, criterion in enumerate(study.criteria)}
-    rows = (
-        Judgment.objects.filter(assignment__questionnaire__study=study, assignment__completed_at__isnull=False)
-        .select_related("item__system_a", "item__system_b", "item__questionnaire__document",
-                        "item__questionnaire__reader_j")
-        .order_by("assignment__completed_at", "assignment_id", "shown_position", "id")
-    )
+    rows = Judgment.objects.filter(assignment__questionnaire__study=study, assignment__completed_at__isnull=False)
     if exclude_excluded:
         rows = rows.exclude(assignment__participant__excluded=True)
-    batch: list[Judgment] = []
+    values = rows.order_by("assignment__completed_at", "assignment_id", "shown_position", "id").values_list(
+        "assignment_id", "assignment__participant_id", "item_id", "criterion", "winner", "shown_first",
+        "shown_position")
+    batch: list[tuple[int, int, int, str, str, str, int]] = []
     current: int | None = None
 
     def flush() -> Iterator[dict[str, object]]:
-        for judgment in sorted(batch, key=lambda j: (j.shown_position, order.get(j.criterion, len(order)))):
-            yield _judgment_row(judgment.item, criterion=judgment.criterion, winner=judgment.winner,
-                                judge=rater_id(judgment.assignment.participant_id), judge_kind="human", run="",
-                                shown_first=judgment.shown_first)
+        for _assignment, participant, item_id, criterion, winner, shown_first, _position in sorted(
+                batch, key=lambda j: (j[6], order.get(j[3], len(order)))):
+            yield _judgment_row(cells[item_id], criterion=criterion, winner=winner, judge=rater_id(participant),
+                                judge_kind="human", run="", shown_first=shown_first)
 
-    for judgment in rows.iterator(chunk_size=2000):
-        if judgment.assignment_id != current and batch:
+    for judgment in values.iterator(chunk_size=2000):
+        if judgment[0] != current and batch:
             yield from flush()
             batch = []
-        current = judgment.assignment_id
+        current = judgment[0]
         batch.append(judgment)
     yield from flush()
 
@@ -874,22 +884,18 @@ SENTENCE_JUDGMENT_COLUMNS = ("topic", "sentence_a", "sentence_b", "winner", "jud
 
 def sentence_judgment_rows(*, study: Study, exclude_excluded: bool = False) -> Iterator[dict[str, object]]:
     """A sentence preference study's judgments as Zopf judgment-file rows (``SENTENCE_JUDGMENT_COLUMNS``), in
-    submission order (assignment, then position on the page)."""
-    rows = (
-        Judgment.objects.filter(assignment__questionnaire__study=study, assignment__completed_at__isnull=False)
-        .select_related("assignment", "item__sentence_a", "item__sentence_b", "item__questionnaire__document")
-        .order_by("assignment__completed_at", "assignment_id", "shown_position", "id")
-    )
+    submission order (assignment, then position on the page); one query, read as plain values."""
+    rows = Judgment.objects.filter(assignment__questionnaire__study=study, assignment__completed_at__isnull=False)
     if exclude_excluded:
         rows = rows.exclude(assignment__participant__excluded=True)
+    values = rows.order_by("assignment__completed_at", "assignment_id", "shown_position", "id").values_list(
+        "item__questionnaire__document__external_id", "item__sentence_a__position", "item__sentence_b__position",
+        "winner", "assignment__participant_id", "shown_first", "criterion")
     side = {"model_a": "a", "model_b": "b"}
-    for judgment in rows.iterator(chunk_size=2000):
-        item = judgment.item
-        assert item.sentence_a is not None and item.sentence_b is not None
-        yield {"topic": item.questionnaire.document.external_id, "sentence_a": item.sentence_a.position,
-               "sentence_b": item.sentence_b.position, "winner": side.get(judgment.winner, judgment.winner),
-               "judge": rater_id(judgment.assignment.participant_id),
-               "shown_first": side[judgment.shown_first], "criterion": judgment.criterion}
+    for topic, sentence_a, sentence_b, winner, participant, shown_first, criterion in values.iterator(
+            chunk_size=2000):
+        yield {"topic": topic, "sentence_a": sentence_a, "sentence_b": sentence_b, "winner": side.get(winner, winner),
+               "judge": rater_id(participant), "shown_first": side[shown_first], "criterion": criterion}
 
 
 def study_judgment_file(*, study: Study, exclude_excluded: bool = False, source: str = "all"
@@ -914,20 +920,29 @@ def below_gold_threshold(*, study: Study) -> list[int]:
 
 @dataclass(frozen=True)
 class JudgeRunRow:
-    """A judge run on the study's judges page: the run, its invalid answers and its answers per winner."""
+    """A judge run on the study's judges page: the run, its invalid answers and its answers per winner. ``done``
+    counts the stored judgments from the same query as ``invalid`` (so ``invalid <= done`` always; the run's own
+    ``done`` is written at most once a second while it runs)."""
 
     run: JudgeRun
     invalid: int
     winners: dict[str, int]
 
     @property
+    def done(self) -> int:
+        return sum(self.winners.values())
+
+    @property
     def percent(self) -> float:
-        return 100.0 * self.run.done / self.run.total if self.run.total else 0.0
+        return min(100.0, 100.0 * self.done / self.run.total) if self.run.total else 0.0
 
     @property
     def resumable(self) -> bool:
-        return self.run.kind != JudgeRun.Kind.FILE and self.run.status in (JudgeRun.Status.FAILED,
-                                                                           JudgeRun.Status.CANCELLED)
+        """A failed or cancelled run of a live judge with judgments still to ask (one whose every judgment is
+        stored, invalid ones included, has nothing to resume: its message says to start a new run)."""
+        return (self.run.kind != JudgeRun.Kind.FILE and self.run.status in (JudgeRun.Status.FAILED,
+                                                                            JudgeRun.Status.CANCELLED)
+                and self.done < self.run.total)
 
     @property
     def cancellable(self) -> bool:

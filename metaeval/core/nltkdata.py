@@ -26,8 +26,8 @@ from metaeval.core.measures.base import MeasureUnavailable
 #: How to provide WordNet; part of every "missing WordNet" error.
 WORDNET_FIX = (
     "Fix: run `make wordnet` (or `bash scripts/install_wordnet.sh`) in the project root, which installs "
-    "WordNet 3.0 from Debian's wordnet-base/wordnet-sense-index packages into $NLTK_DATA if set, else "
-    ".venv/nltk_data; or set NLTK_DATA to a directory containing corpora/wordnet."
+    "WordNet 3.0 from Debian's wordnet-base/wordnet-sense-index packages (with apt-get, on Debian or Ubuntu) into "
+    "$NLTK_DATA if set, else .venv/nltk_data; or set NLTK_DATA to a directory containing corpora/wordnet."
 )
 
 

@@ -54,6 +54,7 @@ __all__ = [
     "identical_text_items",
     "overall_report",
     "parse_time",
+    "questionnaire_key",
     "rater_report",
 ]
 
@@ -137,12 +138,7 @@ def _observations(rows: RatingTable | Iterable[Mapping[str, object]], scale: tup
         line = rating.line or index + 1
         study = "" if _blank(extra.get("study")) else str(extra["study"])
         item = (rating.doc_id, rating.system, rating.uid1, rating.uid2)
-        questionnaire = extra.get("questionnaire")
-        key: tuple[str, ...]
-        if _blank(questionnaire):
-            key = (study, "doc", rating.doc_id, rating.uid1, rating.uid2)
-        else:
-            key = (study, "q", str(questionnaire))
+        key = questionnaire_key(rating, extra)
         shown = extra.get("shown_position")
         try:
             order = float(index) if _blank(shown) else float(shown)  # type: ignore[arg-type]
@@ -152,6 +148,17 @@ def _observations(rows: RatingTable | Iterable[Mapping[str, object]], scale: tup
             raise ValueError(f"row {line}: {exc}") from None
         out.append(_Obs(item, rating.rater, rating.rating, study, key, order, claimed, completed, index))
     return out, scale
+
+
+def questionnaire_key(rating: Rating, extra: Mapping[str, object]) -> tuple[str, ...]:
+    """The questionnaire of a rating: ``(study, "q", questionnaire)`` from the export's columns, or, without a
+    ``questionnaire`` value, ``(study, "doc", doc_id, uid1, uid2)`` (the survey's questionnaires hold one document
+    and reader pair)."""
+    study = "" if _blank(extra.get("study")) else str(extra["study"])
+    questionnaire = extra.get("questionnaire")
+    if _blank(questionnaire):
+        return (study, "doc", rating.doc_id, rating.uid1, rating.uid2)
+    return (study, "q", str(questionnaire))
 
 
 def _scale_values(scale: tuple[float, float]) -> tuple[int, ...]:

@@ -89,7 +89,7 @@ the same samples, so the three methods' intervals of :func:`correlation_with_ci`
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from typing import Literal
 
@@ -111,6 +111,8 @@ __all__ = [
     "bootstrap_correlation",
     "bootstrap_replicates",
     "correlation_with_ci",
+    "document_draws",
+    "draw_counts",
     "permutation_test",
     "system_scores",
 ]
@@ -346,19 +348,34 @@ def _bootstrap_system_scores(
     if resample == "systems":
         return [_ratio(num.sum(axis=1), den.sum(axis=1))[rows] for num, den in pairs]
     out = [np.empty((n_boot, n_systems)) for _ in pairs]
-    step = max(1, min(n_boot, _CELLS_PER_CHUNK // max(1, n_docs)))
-    offsets = np.arange(step)[:, None] * n_docs
-    for start in range(0, n_boot, step):
-        b = min(step, n_boot - start)
-        cols = rng.integers(0, n_docs, size=(b, n_docs))
-        # counts[k, d]: how often sample k drew document d; the sample's sums over drawn documents are counts @ M.T
-        counts = np.bincount((cols + offsets[:b]).ravel(), minlength=b * n_docs).reshape(b, n_docs)
-        counts = counts.astype(np.float64)
+    for start, cols in document_draws(rng, n_boot, n_docs):
+        b = len(cols)
+        # the sample's sums over drawn documents are counts @ M.T
+        counts = draw_counts(cols, n_docs)
         for k, (num, den) in enumerate(pairs):
             out[k][start:start + b] = _ratio(counts @ num.T, counts @ den.T)
     if rows is not None:
         out = [np.take_along_axis(scores, rows, axis=1) for scores in out]
     return out
+
+
+def document_draws(
+    rng: np.random.Generator, n_boot: int, n_docs: int
+) -> Iterator[tuple[int, NDArray[np.int64]]]:
+    """The documents bootstrap's draws, ``(start, cols)`` per chunk: ``cols[k]`` are the column indices of sample
+    ``start + k``, ``n_docs`` of them drawn with replacement (``rng.integers(0, n_docs, size=(b, n_docs))``, in
+    chunks of at most about ``_CELLS_PER_CHUNK`` cells). Every documents bootstrap of the core draws this way, so
+    one seed gives one set of samples."""
+    step = max(1, min(n_boot, _CELLS_PER_CHUNK // max(1, n_docs)))
+    for start in range(0, n_boot, step):
+        yield start, rng.integers(0, n_docs, size=(min(step, n_boot - start), n_docs))
+
+
+def draw_counts(cols: NDArray[np.int64], n_docs: int) -> NDArray[np.float64]:
+    """``counts[k, d]``: how often sample ``k`` of ``cols`` (:func:`document_draws`) drew document ``d``."""
+    b = len(cols)
+    offsets = np.arange(b)[:, None] * n_docs
+    return np.bincount((cols + offsets).ravel(), minlength=b * n_docs).reshape(b, n_docs).astype(np.float64)
 
 
 def system_score_intervals(

@@ -84,9 +84,10 @@ class _Rated:
 
 
 def repetitions(k: int, rating: float, scale_max: int) -> int:
-    """k + (r_max - r): how many copies of the summary make the surrogate; a mean rating (``--duplicates mean``)
-    enters rounded half up (conventions sec. 25)."""
-    return k + math.floor(scale_max - rating + 0.5)
+    """k + (r_max - r): how many copies of the summary make the surrogate. A mean rating (``--duplicates mean``)
+    enters as r rounded half up, ``floor(r + 0.5)`` (conventions sec. 25 item 7): 3.5 counts as 4, so k = 1 and
+    r_max = 7 give 1 + 7 - 4 = 4 copies."""
+    return k + scale_max - math.floor(rating + 0.5)
 
 
 @dataclass

@@ -139,7 +139,7 @@
     var el = document.getElementById(id);
     if (!el) { return; }
     if (!traces.length) { el.textContent = "No data for this figure."; return; }
-    Plotly.react(el, traces, layoutWith(layout, narrow(id), traces), config);
+    return Plotly.react(el, traces, layoutWith(layout, narrow(id), traces), config);
   }
 
   // 1. Leaderboard: PerSEval per system (rows, best first) and measure (markers), with bootstrap intervals.
@@ -418,7 +418,9 @@
     var systems = pairwiseBoard(criterion).map(function (r) { return r.system; });
     var cells = (pairwise.win_fraction || []).filter(function (r) { return r.criterion === criterion; });
     var el = document.getElementById("fig-pairwise-heatmap");
-    var cellWidth = el && el.clientWidth > 0 ? (el.clientWidth - 280) / Math.max(1, systems.length) : 120;
+    var small = narrow("fig-pairwise-heatmap");  // a phone: the colour bar goes under the plot
+    var cellWidth = el && el.clientWidth > 0 ? (el.clientWidth - (small ? 180 : 280)) / Math.max(1, systems.length)
+      : 120;
     var z = [], text = [], custom = [];
     systems.forEach(function (s) {
       var zr = [], tr = [], cr = [];
@@ -430,28 +432,48 @@
       });
       z.push(zr); text.push(tr); custom.push(cr);
     });
-    // opponents across: names wrapped to the cell's width, slanted when a line is still wider than the cell
+    // opponents across: names wrapped to the estimated cell width, then measured once drawn (fitOpponents)
     var across = Math.max(6, Math.floor(cellWidth / 8));
-    var columns = systems.map(function (s) { return wrap(s, across); });
-    var widest = Math.max.apply(null, [0].concat(columns.map(function (n) {
-      return Math.max.apply(null, n.split("<br>").map(function (line) { return line.length; }));
-    })));
-    var slant = widest * 7.5 > cellWidth - 8;
     var names = systems.map(function (s) { return wrap(s); });
-    draw("fig-pairwise-heatmap", cells.length ? [{
-      type: "heatmap", x: columns, y: names, z: z, text: text, texttemplate: "%{text}", customdata: custom,
+    var drawn = draw("fig-pairwise-heatmap", cells.length ? [{
+      type: "heatmap", x: systems, y: names, z: z, text: text, texttemplate: "%{text}", customdata: custom,
       textfont: { size: cellWidth < 60 ? 10 : 13 }, zmin: 0, zmax: 1, zmid: 0.5, colorscale: DIVERGING,
       xgap: 3, ygap: 3, hoverongaps: false,
-      colorbar: { title: { text: "Win fraction" }, tickvals: [0, 0.25, 0.5, 0.75, 1],
-                  ticktext: ["0", "0.25", "0.5 (even)", "0.75", "1"], outlinewidth: 0, thickness: 14 },
+      colorbar: small ? { title: { text: "Win fraction", side: "bottom" }, tickvals: [0, 0.25, 0.5, 0.75, 1],
+                          ticktext: ["0", "0.25", "0.5", "0.75", "1"], outlinewidth: 0, thickness: 14,
+                          orientation: "h", x: 0.5, xanchor: "center", y: 0, yanchor: "bottom", yref: "container" }
+        : { title: { text: "Win fraction" }, tickvals: [0, 0.25, 0.5, 0.75, 1],
+            ticktext: ["0", "0.25", "0.5 (even)", "0.75", "1"], outlinewidth: 0, thickness: 14 },
       hovertemplate: "<b>%{customdata[0]}</b> against <b>%{customdata[1]}</b><br>win fraction %{customdata[2]} " +
         "(ties half) over %{customdata[3]} games<extra></extra>"
     }] : [], {
       title: { text: "Win fraction of each system against each opponent \u00b7 " + criterionName(criterion) },
-      height: Math.max(320, 190 + 52 * systems.length),
-      xaxis: { title: { text: "Opponent" }, type: "category", showgrid: false, tickangle: slant ? -35 : 0 },
+      height: Math.max(320, 190 + 52 * systems.length) + (small ? 90 : 0),
+      margin: small ? { l: 10, r: 10, t: 60, b: 90, pad: 4 } : undefined,
+      xaxis: { title: { text: "Opponent" }, type: "category", showgrid: false, tickmode: "array", tickvals: systems,
+               ticktext: systems.map(function (s) { return wrap(s, across); }), tickangle: 0 },
       yaxis: { title: { text: "System" }, type: "category", autorange: "reversed", showgrid: false }
     });
+    if (drawn && cells.length) { drawn.then(function () { fitOpponents(systems); }); }
+  }
+  /* The heatmap's opponent labels as drawn: when two overlap (the columns came out narrower than estimated), each
+     name is written on one line, upright; columns too narrow for their number leave it to the hover. */
+  function fitOpponents(systems) {
+    var el = document.getElementById("fig-pairwise-heatmap");
+    var axis = el && el._fullLayout && el._fullLayout.xaxis;
+    if (!axis) { return; }
+    var column = axis._length / Math.max(1, systems.length);
+    var boxes = Array.prototype.map.call(el.querySelectorAll(".xaxislayer-above .xtick text"), function (t) {
+      return t.getBoundingClientRect();
+    }).sort(function (a, b) { return a.left - b.left; });
+    var overlap = boxes.length < systems.length || boxes.some(function (b, i) {
+      return b.width > column || (i > 0 && b.left < boxes[i - 1].right + 2);
+    });
+    if (overlap && axis.tickangle !== -90) {
+      Plotly.relayout(el, { "xaxis.tickangle": -90,
+                            "xaxis.ticktext": systems.map(function (s) { return wrap(s, 1000); }) });
+    }
+    if (column < 30) { Plotly.restyle(el, { texttemplate: "" }); }
   }
   function drawConsistency(criterion) {
     var rows = (pairwise.consistency || []).filter(function (r) { return r.criterion === criterion; });
@@ -486,8 +508,10 @@
                 traceorder: "normal" }
     });
   }
+  var shownCriterion = null;
   function selectCriterion(criterion) {
     if (!pairwise) { return; }
+    shownCriterion = criterion;
     drawForest(criterion);
     drawWinFraction(criterion);
     drawConsistency(criterion);
@@ -501,6 +525,17 @@
       input.addEventListener("change", function () { if (input.checked) { selectCriterion(input.value); } });
     });
     selectCriterion(criterion);
+    // the heatmap's opponent labels are fitted to the columns as drawn: again when the window changes size
+    var refit = null;
+    window.addEventListener("resize", function () {
+      clearTimeout(refit);
+      refit = setTimeout(function () {
+        var el = document.getElementById("fig-pairwise-heatmap");
+        if (!shownCriterion || !el || !el.data) { return; }
+        Plotly.purge(el);  // drawn afresh: a react onto plotly's own resize of the old layout can mix the two
+        drawWinFraction(shownCriterion);
+      }, 300);
+    });
   }
   window.PerSEvalReport.selectCriterion = selectCriterion;
 

@@ -10,7 +10,6 @@ import yaml
 from django.core.management import call_command
 from drf_spectacular.validation import validate_schema
 
-from api.views import ratings_stream
 from metaeval import selectors, services
 from metaeval.core.perseval import Params
 from metaeval.core.pipeline import COLUMNS, RunOptions
@@ -35,6 +34,7 @@ PATHS = [
     "/api/studies/{slug}/judge-runs/{id}/",
     "/api/studies/{slug}/judge-runs/{id}/cancel/",
     "/api/studies/{slug}/judge-runs/{id}/resume/",
+    "/api/judge-endpoints/",
     "/api/judgment-sets/",
     "/api/runs/",
     "/api/runs/{id}/",
@@ -121,8 +121,9 @@ def test_ratings_stream_batches_join_to_the_exporter_output(rated_study, fmt):
     rows = list(ratings_export_rows(study=rated_study))
     expected = io.StringIO()
     exporting.write_ratings(rows, expected, fmt)
-    pieces = list(ratings_stream(rows, fmt, batch=7))
+    pieces = list(exporting.stream_export(rows, fmt, exporting.EXPORT_COLUMNS, batch=7))
     assert len(pieces) > 2 and "".join(pieces) == expected.getvalue()
+    assert len(pieces) == (fmt == "csv") + -(-len(rows) // 7)  # the header alone, then 7 rows a piece
 
 
 # -------------------------------------------------------------------------------------------------- runs
@@ -373,3 +374,18 @@ def test_cancel_and_retry_through_the_api(researcher_api, dataset, monkeypatch):
     assert retry.status_code == 201 and retry.json()["id"] != run["id"] and retry.json()["status"] == "queued"
     assert retry.json()["parameters"] == run["parameters"]
     assert researcher_api.post("/api/runs/999999/cancel/").status_code == 404
+
+
+def test_a_baseline_path_of_the_researchers_choice_is_refused_before_any_worker_opens_it(researcher_api, study,
+                                                                                        tmp_path):
+    """Issue 28's review of researcher settings that reach a worker (metaeval.run_policy): BERTScore's baseline
+    file was opened by the worker and its first line came back in the run's error message."""
+    secret = tmp_path / "environ"
+    secret.write_text("SECRET_KEY=the-platform-secret,DATABASE_URL=postgres://u:pw@db/x\n", encoding="utf-8")
+    body = {"dataset": "tiny", "measures": ["bertscore"], "measure_options": {"bertscore": {"baseline": str(secret)}}}
+    response = researcher_api.post("/api/runs/", body, format="json")
+    assert response.status_code == 400
+    assert response.json() == {"measure_options": [
+        "bertscore.baseline: not a baseline file the operator allows (METAEVAL_ALLOWED_BASELINES)"]}
+    assert not MetaevalRun.objects.exists()
+    assert "the-platform-secret" not in response.content.decode()

@@ -9,8 +9,8 @@ import pytest
 
 from metaeval.core.judges.cases import parse_cases
 from survey import judge_runs
-from survey.models import JudgeRun, PreferenceItem
-from tests.survey.test_judge_runs import RankStub, openai_settings, ranked_study
+from survey.models import JudgeEndpoint, JudgeRun, PreferenceItem
+from tests.survey.test_judge_runs import RankStub, ranked_study, run_settings, stub_endpoint
 
 pytestmark = pytest.mark.django_db
 
@@ -24,7 +24,7 @@ def stub():
 
 def test_only_researchers_see_or_start_judge_runs(api, plain_api, stub):
     study = ranked_study()
-    body = {"kind": "openai", "settings": openai_settings(stub), "runs": 2}
+    body = {"endpoint": stub_endpoint(stub).name, "settings": run_settings(), "runs": 2}
     for client, code in ((api, 401), (plain_api, 403)):
         assert client.get(f"/api/studies/{study.slug}/judge-runs/").status_code == code
         assert client.post(f"/api/studies/{study.slug}/judge-runs/", body, format="json").status_code == code
@@ -34,7 +34,7 @@ def test_only_researchers_see_or_start_judge_runs(api, plain_api, stub):
 def test_a_run_started_over_http_and_its_judgments(researcher_api, stub, django_capture_on_commit_callbacks):
     study = ranked_study()
     items = PreferenceItem.objects.filter(questionnaire__study=study).count()
-    body = {"kind": "openai", "settings": openai_settings(stub, api_key_env=""), "runs": 2,
+    body = {"endpoint": stub_endpoint(stub).name, "kind": "openai", "settings": run_settings(), "runs": 2,
             "criteria": ["quality"]}
     with django_capture_on_commit_callbacks(execute=True):
         response = researcher_api.post(f"/api/studies/{study.slug}/judge-runs/", body, format="json")
@@ -43,7 +43,7 @@ def test_a_run_started_over_http_and_its_judgments(researcher_api, stub, django_
     assert created["status"] == "queued" and created["total"] == items * 2 and created["name"] == "stub-judge"
     detail = researcher_api.get(f"/api/studies/{study.slug}/judge-runs/{created['id']}/").json()
     assert detail["status"] == "done" and detail["done"] == items * 2
-    assert detail["settings"]["base_url"] == stub.url and len(detail["templates_sha256"]) == 64
+    assert detail["settings"]["endpoint"] == "stub" and len(detail["templates_sha256"]) == 64
     listed = researcher_api.get(f"/api/studies/{study.slug}/judge-runs/").json()
     assert [run["id"] for run in listed] == [created["id"]]
     text = b"".join(researcher_api.get(f"/api/studies/{study.slug}/judgments/?source=llm").streaming_content)
@@ -64,8 +64,12 @@ def test_refusals_name_the_problem(researcher_api, stub):
     study = ranked_study()
     url = f"/api/studies/{study.slug}/judge-runs/"
     response = researcher_api.post(url, {"kind": "openai", "settings": {"model": "m"}}, format="json")
-    assert response.status_code == 400 and "base_url: required" in response.json()["non_field_errors"][0]
-    response = researcher_api.post(url, {"kind": "llama", "settings": {}}, format="json")
+    assert response.status_code == 400 and response.json()["endpoint"] == ["This field is required."]
+    stub_endpoint(stub)
+    response = researcher_api.post(url, {"endpoint": "stub", "settings": {"model": "m"}}, format="json")
+    assert response.status_code == 400
+    assert "model: 'm' is not offered by endpoint stub" in response.json()["non_field_errors"][0]
+    response = researcher_api.post(url, {"endpoint": "stub", "kind": "llama", "settings": {}}, format="json")
     assert response.status_code == 400 and "kind" in response.json()
     assert researcher_api.get("/api/studies/nope/judge-runs/").status_code == 404
     assert researcher_api.get(f"{url}999/").status_code == 404
@@ -79,8 +83,8 @@ def test_a_similarity_study_has_no_judge_runs(researcher_api, study):
 
 def test_cancel_then_resume_a_queued_run(researcher_api, stub, django_capture_on_commit_callbacks):
     study = ranked_study()
-    run = judge_runs.judge_run_create(study=study, kind="openai", settings=openai_settings(stub), runs=2,
-                                      criteria=["quality"], launch=False)
+    run = judge_runs.judge_run_create(study=study, endpoint=stub_endpoint(stub).name, settings=run_settings(),
+                                      runs=2, criteria=["quality"], launch=False)
     cancelled = researcher_api.post(f"/api/studies/{study.slug}/judge-runs/{run.pk}/cancel/").json()
     assert cancelled["status"] == "cancelled"
     with django_capture_on_commit_callbacks(execute=True):
@@ -99,3 +103,29 @@ def test_the_cases_download_is_a_cases_file_of_the_judge_command(client, researc
     assert len(cases) == PreferenceItem.objects.filter(questionnaire__study=study).count()
     assert all(case.context.startswith("Body of article") and case.examples for case in cases)
     assert client.get(f"/research/studies/{study.slug}/judgments.csv?source=x").status_code == 400
+
+
+def test_the_probes_exfiltration_body_is_refused_over_http(researcher_api, stub, monkeypatch):
+    """Issue 28's request, verbatim: a free base URL and SECRET_KEY as the key variable. 400, no run, no request."""
+    monkeypatch.setenv("SECRET_KEY", "the-platform-secret")
+    study = ranked_study()
+    url = f"/api/studies/{study.slug}/judge-runs/"
+    attack = {"kind": "openai", "runs": 2,
+              "settings": {"base_url": stub.url, "model": "x", "api_key_env": "SECRET_KEY"}}
+    response = researcher_api.post(url, attack, format="json")
+    assert response.status_code == 400 and response.json() == {"endpoint": ["This field is required."]}
+    stub_endpoint(stub)
+    response = researcher_api.post(url, {**attack, "endpoint": "stub"}, format="json")
+    problems = response.json()["non_field_errors"][0]
+    assert response.status_code == 400
+    assert "base_url: set by the operator" in problems and "api_key_env: set by the operator" in problems
+    assert not JudgeRun.objects.exists() and not stub.requests
+
+
+def test_researchers_list_the_endpoints_without_their_address_or_key(researcher_api, api, stub):
+    stub_endpoint(stub, api_key_env="STUB_API_KEY", description="local stub")
+    JudgeEndpoint.objects.create(name="off", base_url="https://example.org/v1", model_choices="m", enabled=False)
+    assert api.get("/api/judge-endpoints/").status_code == 401
+    listed = researcher_api.get("/api/judge-endpoints/").json()
+    assert listed == [{"name": "stub", "kind": "openai", "description": "local stub", "models": ["stub-judge"],
+                       "max_concurrency": 4}]

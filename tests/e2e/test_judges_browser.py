@@ -11,7 +11,7 @@ from playwright.sync_api import expect
 
 from survey.models import JudgeJudgment, JudgeRun, PreferenceItem
 from tests.e2e.conftest import SHOTS
-from tests.survey.test_judge_runs import RankStub, ranked_study
+from tests.survey.test_judge_runs import RankStub, ranked_study, stub_endpoint
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -32,9 +32,17 @@ def test_a_researcher_runs_an_llm_judge_and_imports_a_file_judge(live_server, br
         page.click("button[type=submit]")
         page.click("#study-judges-link")
         expect(page.locator("h1")).to_have_text(f"LLM judges: {study.title}")
+        # no endpoint configured yet: the page says who sets one up, and offers no form
+        expect(page.locator("#no-judge-endpoints")).to_contain_text("administrator sets up in the admin")
+        assert page.locator("#judge-run-form").count() == 0
+        stub_endpoint(stub, description="the test stub")
+        page.reload()
+        # a researcher picks an endpoint and model; there is no field for an address, a key variable or a path
+        for field in ("base_url", "api_key_env", "model_path", "model", "kind"):
+            assert page.locator(f"#judge-run-form [name={field}]").count() == 0
+        expect(page.locator("select[name=judge] option")).to_have_text(["stub: stub-judge (the test stub)"])
+        page.select_option("select[name=judge]", label="stub: stub-judge (the test stub)")
         # an odd number of runs is refused, nothing is queued
-        page.fill("input[name=base_url]", stub.url)
-        page.fill("input[name=model]", "stub-judge")
         page.fill("input[name=runs]", "3")
         page.click("button:has-text('Start the run')")
         expect(page.locator("#judge-run-problems")).to_contain_text("runs must be an even number")

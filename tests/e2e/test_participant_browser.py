@@ -91,6 +91,9 @@ def test_article_local_deadline_and_back_after_submitting(live_server, browser):
     assert deadline.inner_text() == f"{tokyo.hour % 12 or 12}:{tokyo:%M} {'AM' if tokyo.hour < 12 else 'PM'} GMT+9"
     page.screenshot(path=str(SHOTS / "questionnaire-article.png"), full_page=True)
 
+    page.keyboard.press("3")  # pair 1's scale is below the article: the first key only brings it into view
+    expect(page.locator("[data-pair] .scale").first).to_be_in_viewport(ratio=1)
+    expect(page.locator("#progress-text")).to_have_text("0 of 6 pairs rated")
     for key in ["3", "3", "4", "4", "5", "5"]:
         page.keyboard.press(key)
     page.click("#submit-ratings")

@@ -8,6 +8,7 @@ from playwright.sync_api import expect
 
 from survey.models import Assignment, Judgment
 from tests.e2e.conftest import SHOTS
+from tests.e2e.test_questionnaire_keys_browser import answer, press_navigation_keys
 from tests.survey.test_sentence_preference import sentence_study
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
@@ -30,9 +31,11 @@ def test_a_participant_completes_a_sentence_study(live_server, browser, tmp_path
     assert page.locator("#article").count() == 0
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / "sentence-preference.png"), full_page=True)
-    keys = ["b", "a", "ArrowRight"]
-    for key in keys:
-        page.keyboard.press(key)
+    keys = ["b", "a", "b"]
+    values: list = [None] * len(keys)
+    for index, key in enumerate(keys):  # each letter answers and moves on; the navigation keys change nothing
+        answer(page, "[data-question]", index, key, key, values)
+        press_navigation_keys(page, "[data-question]", values)
     expect(page.locator("#progress-text")).to_have_text("3 of 3 questions answered")
     page.click("#submit-ratings")
     page.wait_for_selector("#completion-code")

@@ -42,6 +42,8 @@ def test_design_preview_then_generate(live_server, browser):
     assert page.inner_text("[data-design=identical]") == "18"
     assert page.inner_text("[data-design=shown_pairs]") == "90"
     assert page.inner_text("[data-design=ratings_needed]") == "180"
+    # how long a set started and left holds its slot (the study's assignment timeout; 60 minutes by default)
+    expect(page.locator("#design-hold")).to_contain_text("holds its slot for 60 minutes")
     page.fill("input[name=price_per_hour]", "9.50")
     page.click("button:has-text('Estimate cost')")
     # 180 ratings x 20 s (assumed) = 60 minutes = 1 h x 9.50 = 9.50

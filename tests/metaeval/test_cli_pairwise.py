@@ -6,6 +6,7 @@ import io
 import json
 import math
 
+import numpy as np
 import pytest
 
 from tests.metaeval.cli_run import run
@@ -20,7 +21,7 @@ c3,relevance,C,A,tie,llm
 c4,relevance,C,B,invalid,llm
 """
 RATING_COLUMNS = ("criterion,system,elo,elo_median,elo_ci_low,elo_ci_high,bt,bt_ci_low,bt_ci_high,"
-                  "wins,ties,losses,games")
+                  "wins,ties,losses,games,rank,rank_best,rank_worst")
 
 
 @pytest.fixture
@@ -48,11 +49,18 @@ def test_ratings_table(judgments):
         assert repr(float(row["elo"])) == row["elo"]  # full precision
         assert float(row["elo_ci_low"]) <= float(row["elo_median"]) <= float(row["elo_ci_high"])
         assert float(row["bt_ci_low"]) <= float(row["bt_ci_high"])
+        assert 1 <= int(row["rank_best"]) <= int(row["rank_worst"]) <= 3 and 1 <= int(row["rank"]) <= 3
     for criterion in ("quality", "relevance", "overall"):
         elo = [float(r["elo"]) for r in rows if r["criterion"] == criterion]
         bt = [float(r["bt"]) for r in rows if r["criterion"] == criterion]
         assert sum(elo) == pytest.approx(1000 * len(elo), abs=1e-9)
         assert sum(bt) / len(bt) == pytest.approx(1000.0, abs=1e-9)
+        board = [r for r in rows if r["criterion"] == criterion]
+        for r in board:  # Chatbot Arena's rank range from the BT intervals
+            above = sum(float(o["bt_ci_low"]) > float(r["bt_ci_high"]) for o in board)
+            below = sum(float(o["bt_ci_high"]) < float(r["bt_ci_low"]) for o in board)
+            assert (int(r["rank_best"]), int(r["rank_worst"])) == (1 + above, len(board) - below)
+            assert int(r["rank"]) == 1 + sum(float(o["bt"]) > float(r["bt"]) for o in board)
     # seeded: the same seed prints the same table
     assert run("pairwise", judgments, "--seed", "3", "--n-boot", "200")[1] == out
 
@@ -128,3 +136,54 @@ def test_bad_parameters_are_usage_errors(judgments, flag):
     with pytest.raises(SystemExit) as caught:
         run("pairwise", judgments, *flag)
     assert caught.value.code == 2
+
+
+@pytest.fixture
+def length_biased(tmp_path):
+    """Judgments of a judge that likes long texts: A writes long ones but is the weakest (see test_style)."""
+    from tests.metaeval.core.pairwise.test_style import length_biased_judgments
+
+    games, data = length_biased_judgments(np.random.default_rng(7), n_cases=150)
+    lines = ["case_id,criterion,model_a,model_b,winner,text_a,text_b"]
+    for game in games:
+        texts = [" ".join(["w"] * int(data.length(game.case_id, s))) for s in (game.model_a, game.model_b)]
+        winner = "model_a" if game.score == 1.0 else "model_b"
+        lines.append(f"{game.case_id},{game.criterion},{game.model_a},{game.model_b},{winner},{texts[0]},{texts[1]}")
+    path = tmp_path / "biased.csv"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return str(path)
+
+
+def test_style_control_columns_and_the_order_warning(length_biased):
+    code, out, err = run("pairwise", length_biased, "--style-control", "--seed", "2", "--n-boot", "50")
+    assert code == 0
+    assert out.splitlines()[0] == (RATING_COLUMNS + ",style_games,bt_nostyle,bt_style,bt_style_ci_low,"
+                                   "bt_style_ci_high,rank_nostyle,rank_style")
+    rows = {(r["criterion"], r["system"]): r for r in csv.DictReader(io.StringIO(out))}
+    assert rows[("quality", "A")]["rank_nostyle"] == "1" and rows[("quality", "A")]["rank_style"] == "3"
+    assert rows[("quality", "A")]["bt"] == rows[("quality", "A")]["bt_nostyle"]  # every game has its lengths
+    assert "warning: style control changes the order in quality: A > " in err
+    assert err.rstrip().endswith("seed 2, 50 bootstrap rounds, 0 invalid judgments left out")
+
+
+def test_style_table_and_json(length_biased):
+    code, out, _ = run("pairwise", length_biased, "--table", "style", "--seed", "2", "--n-boot", "20")
+    assert code == 0
+    assert out.splitlines()[0] == "criterion,feature,coefficient,ci_low,ci_high,scale,games"
+    assert [(r["criterion"], r["feature"]) for r in csv.DictReader(io.StringIO(out))] == [
+        ("quality", "length"), ("overall", "length")]
+    code, out, _ = run("pairwise", length_biased, "--style-control", "--seed", "2", "--n-boot", "20",
+                       "--format", "json", "--style-features", "length")
+    document = json.loads(out)
+    assert document["style"]["features"] == ["length"]
+    assert document["style"]["order_changes"][0]["with"] == ["C", "B", "A"]
+    assert "bt_style" in document["rows"][0]
+
+
+def test_style_control_errors(length_biased, judgments):
+    code, out, err = run("pairwise", judgments, "--style-control", "--seed", "1", "--n-boot", "5")
+    assert code == 2 and out == "" and "no style features" in err
+    code, _, err = run("pairwise", length_biased, "--style-control", "--style-features", "bold", "--seed", "1")
+    assert code == 2 and "--style-features: no feature bold (the file has length)" in err
+    code, _, err = run("pairwise", length_biased, "--style-control", "--table", "wtl")
+    assert code == 2 and "--style-control goes with --table ratings or style" in err

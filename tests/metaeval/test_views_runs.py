@@ -336,3 +336,21 @@ def test_an_incomplete_document_is_explained_in_the_forms_words_with_the_fix(cli
     assert re.search(r'<option value="drop" selected>', again)
     assert client.post("/research/runs/", form(study, measures=["rouge_l"], missing="drop")).status_code == 302
     assert MetaevalRun.objects.latest("pk").status == "done"
+
+
+def test_the_run_page_shows_numbers_as_the_report_does(client, dataset):
+    """Issue 29: 6.9e-08 showed as 0.0000 on the run page where the report says < 0.0001. The score table's cells
+    are metaeval.core.display.fmt_number's: 4 decimals, < 0.0001 / > -0.0001 for a tiny value, – for a missing one."""
+    from metaeval.core import display
+
+    run = services.run_enqueue(dataset=dataset, options=RunOptions(measures=["rouge_l"]))
+    row = {"system": "SysnameA", "measure": "rouge_l", "egises": 6.9e-08, "degress": -2.5e-07, "perseval": 0.54745,
+           "accuracy": None, "p_acc": 0.0, "egises_accuracy": 1.0, "documents": 3, "readers": 3, "rows": 9,
+           "rated_pairs": 0, "skipped_pairs": 0}
+    MetaevalRun.objects.filter(pk=run.pk).update(status="done", scores=[row])
+    html = client.get(f"/research/runs/{run.pk}/").content.decode()
+    cells = re.findall(r'<td class="num">([^<]*)</td>', html)
+    shown = [display.fmt_number(row[key]) for key in ("perseval", "degress", "egises", "accuracy", "p_acc",
+                                                      "documents", "readers", "rated_pairs", "skipped_pairs")]
+    assert shown[1:5] == ["> -0.0001", "< 0.0001", "–", "0.0000"]
+    assert [c.replace("&lt;", "<").replace("&gt;", ">") for c in cells[:9]] == shown

@@ -1,15 +1,21 @@
 """Real Celery workers (separate processes, the Redis broker at 127.0.0.1:6379, the test database): a worker killed
-mid-run (kill -9) leaves a run that another worker completes within the lease; SIGTERM lets the running run finish
+mid-run (kill -9) leaves a run that another worker completes within the lease, with beat and without (every
+worker reclaims on its own, scoring and LLM judge runs); a worker started as `make run` starts it leaves nothing
+running when its main process is killed; SIGTERM lets the running run finish
 before the worker exits; the concurrency cap holds; two workers (two "machines": separate cache folders, one
 PostgreSQL cache) share a sharded run and score it as one process does. Each test has its own queue and cache."""
 from __future__ import annotations
 
 import os
+import re
+import shlex
 import signal
 import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Sequence
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -17,11 +23,14 @@ from celery import Celery
 from django.conf import settings as django_settings
 from django.db import connection
 from django.db.models import Count
+from django.utils import timezone
 
 from metaeval import services
 from metaeval.core.pipeline import RunOptions
 from metaeval.models import MetaevalRun, RunShard
+from survey.models import JudgeRun
 from tests.conftest import build_dataset
+from tests.survey.test_preference import preference_study
 
 pytestmark = pytest.mark.django_db(transaction=True)
 REDIS = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
@@ -54,10 +63,11 @@ class Workers:
         self.env.pop("DJANGO_SETTINGS_MODULE", None)
 
     def start(
-        self, name: str, *, slow: float = 0.0, concurrency: int = 1, beat: bool = False, env: dict | None = None
+        self, name: str, *, slow: float = 0.0, concurrency: int = 1, beat: bool = False, env: dict | None = None,
+        options: Sequence[str] = (),
     ) -> subprocess.Popen:
         args = [sys.executable, "-m", "tests.metaeval.worker_harness", "-n", f"{name}@%h",
-                "--concurrency", str(concurrency), "-Q", self.queue]
+                "--concurrency", str(concurrency), "-Q", self.queue, *options]
         if beat:
             args += ["-B", "-s", str(self.tmp / f"beat-{name}")]
         log = open(self.tmp / f"{name}.log", "wb")
@@ -132,6 +142,92 @@ def test_a_run_whose_worker_is_killed_completes_on_another_worker(workers):
     assert time.monotonic() - killed_at < 60  # the lease (3 s) and beat, not Redis' visibility timeout (1 h)
     direct = services.run_execute(dataset=done.dataset, options=RunOptions(measures=["rouge_l", "jsd"], workers=1))
     assert done.scores == direct.scores  # the retried run's numbers are the ones of an undisturbed run
+
+
+def test_without_beat_a_run_whose_worker_is_killed_ends_within_two_leases(workers):
+    """Issue 28: plain workers, no beat. Worker b starts while worker a holds the run, so b's start-up reclaim finds
+    the lease valid; a is then killed (kill -9) and the broker would redeliver a's message only after its visibility
+    timeout (an hour). b's own reclaimer, every half lease, gives the run back once the lease runs out."""
+    run = _run("nobeat")
+    a = workers.start("a", slow=60)
+    workers.send(run)
+    _wait(run, lambda r: r.status == "running" and r.worker.startswith("a@"), 60, "started on worker a", workers)
+    workers.start("b")  # no beat anywhere
+    workers.wait_ready("b")
+    run.refresh_from_db()
+    assert run.status == "running" and run.worker.startswith("a@") and run.attempts == 1  # b's start left it alone
+    os.killpg(a.pid, signal.SIGKILL)
+    a.wait(timeout=30)
+    killed_at = timezone.now()
+    done = _wait(run, lambda r: r.status in ("done", "failed"), 2 * LEASE + 60, "ended", workers)
+    assert done.status == "done" and done.worker.startswith("b@") and done.attempts == 2, done.error
+    # the issue's bound: b took the run back within two leases of the kill (then scored it), not after an hour
+    assert (done.started_at - killed_at).total_seconds() < 2 * LEASE
+    direct = services.run_execute(dataset=done.dataset, options=RunOptions(measures=["rouge_l", "jsd"], workers=1))
+    assert done.scores == direct.scores
+
+
+def test_without_beat_judge_runs_left_running_by_a_dead_worker_end_with_a_message(workers):
+    """The same for LLM judge runs: rows a vanished worker left running under a lease that is valid when worker b is
+    ready, one without attempts left, one whose cancel was requested; b's reclaimer ends them within two leases, the
+    message naming the dead worker and its last heartbeat (not the lease's expiry)."""
+    study = preference_study(slug="judged")
+    workers.start("b")
+    workers.wait_ready("b")
+    beat = timezone.now()
+
+    def left_running(**fields) -> JudgeRun:
+        return JudgeRun.objects.create(
+            study=study, kind="openai", name="gone", criteria=["quality"], runs=2, status="running",
+            worker="a@gone:1", started_at=beat, lease_expires_at=beat + timedelta(seconds=LEASE), **fields)
+
+    spent, cancelled = left_running(attempts=3), left_running(attempts=1, cancel_requested=True)
+    for row, status in ((spent, "failed"), (cancelled, "cancelled")):
+        ended = _wait(row, lambda r, status=status: r.status == status, 2 * LEASE + 60, status, workers,
+                      names=("b",))
+        assert (ended.finished_at - beat).total_seconds() < 2 * LEASE
+        assert f"its worker (a@gone:1) stopped answering (no heartbeat since {beat:%Y-%m-%d %H:%M:%S} UTC)" in \
+            ended.error, ended.error
+    assert "tried 3 times, the limit (METAEVAL_RUN_ATTEMPTS)" in JudgeRun.objects.get(pk=spent.pk).error
+
+
+def _make_run_worker_options(tmp: Path) -> list[str]:
+    """The options `make run` starts its Celery worker with (the Makefile's ``run`` recipe), with any file path
+    moved under ``tmp``, less its log level (the harness logs INFO, where the worker says it is ready)."""
+    makefile = (Path(django_settings.BASE_DIR) / "Makefile").read_text()
+    recipe = makefile.split("\nrun: demo\n", 1)[1].split("\n\n", 1)[0].replace("\\\n", " ")
+    options = shlex.split(re.search(r"celery -A config worker(.*?)&", recipe).group(1))
+    return [str(tmp / Path(o).name) if "/" in o else o for o in options if not o.startswith("--loglevel")]
+
+
+def _processes_of_session(session: int) -> list[str]:
+    """The live (not zombie) processes whose session is ``session``, as ``pid cmdline``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except (OSError, ValueError):
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        if int(fields[3]) == session and fields[0] != "Z":
+            found.append(f"{entry.name} {cmdline[:120]}")
+    return found
+
+
+def test_a_worker_started_as_make_run_does_leaves_nothing_running_when_killed(workers):
+    """Issue 28: kill -9 of the main process of a worker started with -B left its beat running as an orphan that
+    kept queueing reclaim messages. `make run`'s worker (its options read from the Makefile) reclaims in a thread of
+    its main process, which dies with it; its pool children exit too."""
+    worker = workers.start("a", options=_make_run_worker_options(workers.tmp))
+    workers.wait_ready("a")
+    assert len(_processes_of_session(worker.pid)) >= 2  # the main process and its pool child
+    os.kill(worker.pid, signal.SIGKILL)  # the main process only, as the issue did
+    worker.wait(timeout=30)
+    deadline = time.monotonic() + 30
+    while (left := _processes_of_session(worker.pid)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert left == [], left
 
 
 def test_sigterm_lets_the_running_run_finish_then_the_worker_exits(workers):

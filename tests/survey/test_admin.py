@@ -104,10 +104,12 @@ def test_study_form_offers_no_reference_system_and_keeps_status_and_creator(data
     assert 'name="status"' not in page and 'name="created_by"' not in page
     form = {
         "slug": "made-here", "title": "Made here", "dataset": dataset.pk, "systems": offered,
-        "scale_labels": json.dumps(Study._meta.get_field("scale_labels").get_default()),
+        **{f"scale_labels_{point}": label
+           for point, label in enumerate(Study._meta.get_field("scale_labels").get_default(), 1)},
         "systems_per_questionnaire": 5, "raters_per_questionnaire": 2, "assignment_timeout_minutes": 60,
         "pair_mode": "all", "seed": 3, "identical_pairs": "show", "attention_checks": 0,
-        "kind": "similarity", "criteria": json.dumps(Study._meta.get_field("criteria").get_default()),
+        "kind": "similarity", "criteria-name": [c["name"] for c in Study._meta.get_field("criteria").get_default()],
+        "criteria-question": [c["question"] for c in Study._meta.get_field("criteria").get_default()],
         "cases_per_pair": 20, "pairs_per_questionnaire": 3, "pairs_per_topic": 200,
         "examples_shown": 3, "gold_rate": 0, "gold_threshold": "",
         "status": "open", "created_by": "",

@@ -158,6 +158,37 @@ def test_demo_preference_study(demo_loaded):
     assert max(board, key=lambda row: row["bt"])["system"] == "PersonaPointer"
 
 
+def test_demo_preference_study_has_sets_for_visitors_and_short_holds(demo_loaded):
+    """The demo A/B study does not run dry: 12 questionnaires x 10 people, 18 sets taken by the simulated
+    participants; the 7th, 8th ... 20th visitor (each through the consent and start pages) gets a set, a set left
+    unfinished holds its slot 10 minutes, and the design preview says so."""
+    from datetime import timedelta
+
+    from survey import services
+
+    study = Study.objects.get(slug="demo-ab")
+    assert (study.raters_per_questionnaire, study.assignment_timeout_minutes) == (10, 10)
+    for visitor in range(1, 21):
+        browser = Client()
+        browser.post("/s/demo-ab/", {"consent": "on"})
+        page = browser.post("/s/demo-ab/start/", follow=True)
+        assert page.status_code == 200 and "Which text is better?" in page.content.decode(), visitor
+    started = Assignment.objects.filter(questionnaire__study=study, completed_at__isnull=True)
+    assert started.count() == 20
+    assert {a.expires_at - a.claimed_at for a in started} == {timedelta(minutes=10)}
+    # 18 done + 20 started of 120: a visitor who never finishes frees the slot after the hold
+    late = services.participant_register(study=study)
+    claim = services.assignment_claim(participant=late)
+    assert claim.expires_at - claim.claimed_at == timedelta(minutes=10)
+    from django.contrib.auth.models import User
+
+    researcher = Client()
+    researcher.force_login(User.objects.get(username="researcher"))  # the demo's researcher account
+    design = researcher.get("/research/studies/demo-ab/design/").content.decode()
+    assert re.search(r'data-design="hold_minutes">10 minutes</strong>', design)
+    assert "Answer sets (questionnaires × 10 raters)" in design
+
+
 def test_load_demo_is_idempotent(demo_loaded):
     counts = (Summary.objects.count(), Rating.objects.count(), Participant.objects.count(), Study.objects.count())
     out = io.StringIO()

@@ -19,7 +19,7 @@ from metaeval.cli import main
 from metaeval.core.fileio import ImportFileError
 from metaeval.core.pairwise.judgments import parse_judgments
 from survey import judge_runs, selectors
-from survey.models import JudgeJudgment, JudgeRun, PreferenceItem, Study, Summary
+from survey.models import JudgeEndpoint, JudgeJudgment, JudgeRun, PreferenceItem, Study, Summary
 from tests.metaeval.core.judges.stub_server import Stub
 from tests.survey.test_preference import SYSTEMS, preference_study
 
@@ -51,14 +51,27 @@ def ranked_study(slug: str = "pref", **fields) -> Study:
     return study
 
 
-def openai_settings(stub: Stub, **extra) -> dict:
-    return {"base_url": stub.url, "model": "stub-judge", "retries": 0, "backoff": 0, "timeout": 5, **extra}
+def stub_endpoint(stub: Stub, name: str = "stub", **fields) -> JudgeEndpoint:
+    """The operator's endpoint for the stub (on 127.0.0.1, so private addresses are allowed), made once."""
+    defaults = {"kind": "openai", "base_url": stub.url, "model_choices": "stub-judge", "allow_private": True,
+                **fields}
+    endpoint, created = JudgeEndpoint.objects.get_or_create(name=name, defaults=defaults)
+    if not created and fields:
+        JudgeEndpoint.objects.filter(pk=endpoint.pk).update(**fields)
+        endpoint.refresh_from_db()
+    return endpoint
+
+
+def run_settings(**extra) -> dict:
+    """A researcher's settings for the stub: no waiting between retries, a short timeout."""
+    return {"retries": 0, "backoff": 0, "timeout": 5, **extra}
 
 
 def create(study: Study, stub: Stub, django_capture_on_commit_callbacks, **options) -> JudgeRun:
-    settings = options.pop("settings", None) or openai_settings(stub)
+    settings = options.pop("settings", None) or run_settings()
+    endpoint = options.pop("endpoint", None) or stub_endpoint(stub).name
     with django_capture_on_commit_callbacks(execute=True):
-        run = judge_runs.judge_run_create(study=study, kind="openai", settings=settings, **options)
+        run = judge_runs.judge_run_create(study=study, endpoint=endpoint, settings=settings, **options)
     run.refresh_from_db()
     return run
 
@@ -131,7 +144,7 @@ def test_retries_after_429_and_500_and_keeps_malformed_replies_as_invalid(stub, 
     stub.script.extend([("status", 429, {"Retry-After": "0"}, "slow down"), ("default",),
                         ("status", 500, {}, "oops"), ("status", 503, {}, "down"),
                         ("raw", "this is not json"), ("default",)])
-    settings = openai_settings(stub, retries=1, concurrency=1)
+    settings = run_settings(retries=1, concurrency=1)
     run = create(study, stub, django_capture_on_commit_callbacks, runs=2, criteria=["quality"], settings=settings)
     assert run.status == JudgeRun.Status.DONE
     stored = list(JudgeJudgment.objects.filter(judge_run=run).order_by("id"))
@@ -145,7 +158,7 @@ def test_an_answer_that_is_not_a_or_b_is_invalid_with_its_text(stub, django_capt
     study = ranked_study()
     stub.script.append(("answer", "Both are lovely."))
     run = create(study, stub, django_capture_on_commit_callbacks, runs=2, criteria=["quality"],
-                 settings=openai_settings(stub, concurrency=1))
+                 settings=run_settings(concurrency=1))
     first = JudgeJudgment.objects.filter(judge_run=run).order_by("id").first()
     assert first is not None and first.winner == "invalid" and first.raw == "Both are lovely." and not first.error
     rows = [row for row in selectors.judgment_export_rows(study=study, source="llm") if row["winner"] == "invalid"]
@@ -154,13 +167,13 @@ def test_an_answer_that_is_not_a_or_b_is_invalid_with_its_text(stub, django_capt
 
 def test_a_missing_api_key_variable_fails_the_run_saying_how_to_set_it(stub, django_capture_on_commit_callbacks,
                                                                        monkeypatch):
-    monkeypatch.delenv("JUDGE_TEST_KEY", raising=False)
+    monkeypatch.delenv("JUDGE_TEST_API_KEY", raising=False)
     study = ranked_study()
-    run = create(study, stub, django_capture_on_commit_callbacks, runs=2,
-                 settings=openai_settings(stub, api_key_env="JUDGE_TEST_KEY"))
-    assert run.status == JudgeRun.Status.FAILED and "JUDGE_TEST_KEY is not set" in run.error
+    keyed = stub_endpoint(stub, name="keyed", api_key_env="JUDGE_TEST_API_KEY")
+    run = create(study, stub, django_capture_on_commit_callbacks, runs=2, endpoint=keyed.name)
+    assert run.status == JudgeRun.Status.FAILED and "JUDGE_TEST_API_KEY is not set" in run.error
     assert not stub.requests and not JudgeJudgment.objects.exists()
-    monkeypatch.setenv("JUDGE_TEST_KEY", "sk-test-123")
+    monkeypatch.setenv("JUDGE_TEST_API_KEY", "sk-test-123")
     with django_capture_on_commit_callbacks(execute=True):
         judge_runs.judge_run_resume(run)
     run.refresh_from_db()
@@ -182,9 +195,18 @@ def test_every_call_failing_fails_the_run(stub, django_capture_on_commit_callbac
     [
         ({"runs": 3}, "runs must be an even number"),
         ({"criteria": ["fluency"]}, "fluency not asked by study"),
-        ({"settings": {"model": "m"}}, "base_url: required for the openai judge"),
-        ({"settings": {"base_url": "ftp://x", "model": "m"}}, "base_url: must start with http"),
-        ({"settings": {"base_url": "http://x", "model": "m", "temperature": "hot"}}, "temperature: expected float"),
+        ({"settings": {"base_url": "http://x"}}, "base_url: set by the operator on the judge endpoint"),
+        ({"settings": {"api_key_env": "SECRET_KEY"}}, "api_key_env: set by the operator on the judge endpoint"),
+        ({"settings": {"model_path": "/etc"}}, "model_path: set by the operator on the judge endpoint"),
+        ({"settings": {"temperature": "hot"}}, "temperature: expected float"),
+        ({"settings": {"model": "gpt-9"}}, "model: 'gpt-9' is not offered by endpoint stub (it offers stub-judge)"),
+        ({"settings": {"concurrency": 9}}, "concurrency: at most 4 for endpoint stub"),
+        ({"settings": {"name": "x" * 300}}, "name: at most 200 characters, not 300"),
+        ({"settings": {"name": "a\x00b"}}, "name: must not contain NUL characters"),
+        ({"settings": {"seed": 2**70}}, "seed: must be at most 2147483647"),
+        ({"settings": {"timeout": 1e9}}, "timeout: must be at most 600"),
+        ({"endpoint": "nope"}, "endpoint: no enabled judge endpoint 'nope'; choose one of: stub"),
+        ({"kind": "transformers"}, "kind: endpoint stub is of kind openai, not transformers"),
         ({"templates": {"quality": {"system": "", "user": "{first} {stars}"}}, "criteria": ["quality"]},
          "stars"),
         ({"templates": {"quality": {"system": "", "user": "{first} {second}"}}}, "relevance"),
@@ -192,10 +214,11 @@ def test_every_call_failing_fails_the_run(stub, django_capture_on_commit_callbac
 )
 def test_bad_run_settings_are_refused_and_nothing_is_stored(options, message, stub):
     study = ranked_study()
-    settings = options.pop("settings", openai_settings(stub))
+    settings = options.pop("settings", run_settings())
+    endpoint = options.pop("endpoint", stub_endpoint(stub).name)
     with pytest.raises(judge_runs.JudgeRunError, match=re.escape(message)):
-        judge_runs.judge_run_create(study=study, kind="openai", settings=settings, launch=False, **options)
-    assert not JudgeRun.objects.exists()
+        judge_runs.judge_run_create(study=study, endpoint=endpoint, settings=settings, launch=False, **options)
+    assert not JudgeRun.objects.exists() and not stub.requests
 
 
 def test_only_preference_studies_with_questionnaires_have_judges(stub):
@@ -203,16 +226,17 @@ def test_only_preference_studies_with_questionnaires_have_judges(stub):
 
     similarity = build_study(build_dataset(name="sim"), slug="sim")
     with pytest.raises(judge_runs.JudgeRunError, match="judges answer preference studies"):
-        judge_runs.judge_run_create(study=similarity, kind="openai", settings=openai_settings(stub), launch=False)
+        judge_runs.judge_run_create(study=similarity, endpoint=stub_endpoint(stub).name, launch=False)
 
 
 def test_cancel_and_reclaim(stub, django_capture_on_commit_callbacks):
     study = ranked_study()
-    queued = judge_runs.judge_run_create(study=study, kind="openai", settings=openai_settings(stub), runs=2,
+    endpoint = stub_endpoint(stub).name
+    queued = judge_runs.judge_run_create(study=study, endpoint=endpoint, settings=run_settings(), runs=2,
                                          launch=False)
     assert judge_runs.judge_run_cancel(queued).status == JudgeRun.Status.CANCELLED
     # a run whose worker vanished: requeued and finished by a new worker, keeping what was stored
-    lost = judge_runs.judge_run_create(study=study, kind="openai", settings=openai_settings(stub), runs=2,
+    lost = judge_runs.judge_run_create(study=study, endpoint=endpoint, settings=run_settings(), runs=2,
                                        criteria=["quality"], launch=False)
     item = PreferenceItem.objects.filter(questionnaire__study=study).first()
     JudgeJudgment.objects.create(judge_run=lost, item=item, criterion="quality", run=1, winner="model_a",
@@ -266,9 +290,9 @@ def test_the_file_judge_imports_all_or_nothing():
 def test_a_transformers_run_without_a_model_folder_fails_saying_how_to_provide_one(
         django_capture_on_commit_callbacks, tmp_path):
     study = ranked_study()
+    local = JudgeEndpoint.objects.create(name="local", kind="transformers", model_path=str(tmp_path / "no-model"))
     with django_capture_on_commit_callbacks(execute=True):
-        run = judge_runs.judge_run_create(study=study, kind="transformers", runs=2, criteria=["quality"],
-                                          settings={"model_path": str(tmp_path / "no-model")})
+        run = judge_runs.judge_run_create(study=study, endpoint=local.name, runs=2, criteria=["quality"])
     run.refresh_from_db()
     assert run.status == JudgeRun.Status.FAILED and "not a model folder" in run.error
     assert run.name == "no-model" and not JudgeJudgment.objects.exists()

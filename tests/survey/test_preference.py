@@ -220,7 +220,7 @@ def test_research_pages_of_a_preference_study(researcher_client):
     assert progress["ratings_per_system"] == {name: 2 * 8 * 3 for name in SYSTEMS}
     assert progress["complete"] == progress["questionnaires"] == study.questionnaires.count()
     download = researcher_client.get(f"/research/studies/{study.slug}/judgments.csv")
-    lines = download.content.decode().splitlines()
+    lines = download.getvalue().decode().splitlines()
     assert lines[0] == ",".join(selectors.JUDGMENT_COLUMNS) and len(lines) == 1 + Judgment.objects.count()
     assert researcher_client.get(f"/research/studies/{study.slug}/judgments.xml").status_code == 400
     design = researcher_client.get(f"/research/studies/{study.slug}/design/").content.decode()

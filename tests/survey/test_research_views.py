@@ -240,3 +240,23 @@ def test_attention_pairs_never_show_identical_texts_when_identical_pairs_are_hid
     a = services.assignment_claim(participant=services.participant_register(study=study))
     assert [e["attention"] for e in a.presentation if "attention" in e] == ["different"] * 3
     assert all(p.first.split() != p.second.split() for p in selectors.assignment_pairs(a))
+
+
+def test_participants_page_numbers_are_the_reports(researcher_client, db):
+    """Issue 29: one number format everywhere. The mean rating and the Spearman correlation with the others are
+    written as the report writes them (metaeval.core.display.fmt_number), NaN as its missing mark."""
+    import re
+
+    from metaeval.core import display
+    from survey.selectors import study_participants
+
+    study = _rated_study(answers=_varied)
+    html = researcher_client.get(f"/research/studies/{study.slug}/participants/").content.decode()
+    rows = study_participants(study=study)
+    assert rows
+    for entry in rows:
+        row = html.split(f'data-rater="{entry.rater}"')[1].split("</tr>")[0]
+        assert re.search(r"data-mean-rating>([^<]*)<", row).group(1) == display.fmt_number(entry.quality.mean_rating)
+        assert re.search(r"data-spearman>([^<]*)<", row).group(1) == \
+            display.fmt_number(entry.quality.spearman_with_others)
+        assert len(display.fmt_number(entry.quality.mean_rating).split(".")[1]) == 4

@@ -158,7 +158,7 @@ def test_the_study_and_design_pages_and_downloads(tmp_path, client: Client, djan
     assert 'data-design="cases">2<' in design and 'data-design="pairs">16<' in design
     download = researcher_client.get(f"/research/studies/{study.slug}/judgments.csv")
     assert download.status_code == 200
-    assert download.content.decode().splitlines() == [",".join(selectors.SENTENCE_JUDGMENT_COLUMNS)]
+    assert download.getvalue().decode().splitlines() == [",".join(selectors.SENTENCE_JUDGMENT_COLUMNS)]
     assert researcher_client.get(f"/research/studies/{study.slug}/judges/").status_code == 404
 
 

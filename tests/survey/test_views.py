@@ -198,7 +198,7 @@ def test_ratings_download_layout(study, researcher):
     client.force_login(User.objects.get(username="res"))
     r = client.get(f"/research/studies/{study.slug}/ratings.csv")
     assert r["Content-Disposition"] == f'attachment; filename="{study.slug}-ratings.csv"'
-    rows = list(csv.DictReader(io.StringIO(r.content.decode())))
+    rows = list(csv.DictReader(io.StringIO(r.getvalue().decode())))
     assert len(rows) == 6
     assert list(rows[0])[:5] == ["doc_id", "system", "uid1", "uid2", "rating"]
     q = a.questionnaire
@@ -206,7 +206,7 @@ def test_ratings_download_layout(study, researcher):
     assert all((row["doc_id"], row["uid1"], row["uid2"]) == (q.document.external_id, q.reader_j.external_id,
                                                              q.reader_k.external_id) for row in rows)
     r = client.get(f"/research/studies/{study.slug}/ratings.jsonl")
-    records = [json.loads(line) for line in r.content.decode().splitlines()]
+    records = [json.loads(line) for line in r.getvalue().decode().splitlines()]
     assert len(records) == 6 and all(rec["rating"] == 5 for rec in records)
 
 

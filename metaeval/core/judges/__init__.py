@@ -1,6 +1,7 @@
 """LLM judges for the pairwise protocol (AuPEL sec. 3.4): cases, prompts, the order-balanced plan, answer parsing,
 judges (OpenAI-compatible HTTP, local transformers) and the runner that writes judgment-table rows. No Django.
-Conventions: docs/conventions.md sec. 20."""
+Conventions: docs/conventions.md sec. 20. Judges against people (``items``, ``agreement``, ``ppi``, ``alt_test``;
+sec. 28) are imported from their modules."""
 from __future__ import annotations
 
 from .base import Judge, JudgeConfigError, JudgeError

@@ -5,7 +5,9 @@
 when ``api_key_env`` names an environment variable, ``Authorization: Bearer <its value>``. The key is read once,
 never logged and never part of :meth:`OpenAIJudge.describe`. Retried (up to ``retries`` times after the first
 try): timeouts, connection errors, HTTP 429 and 5xx, a reply that is not JSON or has no
-``choices[0].message.content`` string. Not retried: any other 4xx (401, 400, 404, ...). The wait before retry k
+``choices[0].message.content`` string. Not retried: any other 4xx (401, 400, 404, ...), a redirect (3xx: never
+followed) and, with ``allow_private=False`` (the platform's endpoints), an address that is not globally routable
+(:mod:`~metaeval.core.judges.netguard`). The wait before retry k
 (0-based) is the reply's ``Retry-After`` (seconds or an HTTP date, at most :data:`MAX_RETRY_AFTER`) when
 present, otherwise ``min(max_backoff, backoff * 2**k)`` scaled by a uniform factor in [0.5, 1) (jitter from a
 ``random.Random(seed)``).
@@ -23,6 +25,7 @@ from typing import Any
 import requests
 
 from .base import JudgeConfigError, JudgeError
+from .netguard import AddressRefused, guarded_session
 
 __all__ = ["MAX_RETRY_AFTER", "OpenAIJudge"]
 
@@ -48,7 +51,7 @@ class OpenAIJudge:
         max_tokens: int = 8, timeout: float = 60.0, retries: int = 5, backoff: float = 1.0,
         max_backoff: float = 60.0, seed: int | None = None, name: str | None = None,
         environ: Mapping[str, str] | None = None, sleep: Callable[[float], None] = time.sleep,
-        session_factory: Callable[[], Any] = requests.Session,
+        session_factory: Callable[[], Any] | None = None, allow_private: bool = True,
     ) -> None:
         if not base_url.startswith(("http://", "https://")):
             raise JudgeConfigError(f"--base-url must start with http:// or https://, not {base_url!r}")
@@ -67,7 +70,8 @@ class OpenAIJudge:
         self.seed = seed
         self.name = name or model
         self._sleep = sleep
-        self._session_factory = session_factory
+        self.allow_private = allow_private
+        self._session_factory = session_factory or (requests.Session if allow_private else guarded_session)
         self._local = threading.local()
         self._rng = random.Random(seed)
         self._rng_lock = threading.Lock()
@@ -91,7 +95,7 @@ class OpenAIJudge:
             "kind": self.kind, "name": self.name, "base_url": self.base_url, "model": self.model,
             "api_key_env": self.api_key_env, "temperature": self.temperature, "max_tokens": self.max_tokens,
             "timeout": self.timeout, "retries": self.retries, "backoff": self.backoff,
-            "max_backoff": self.max_backoff, "seed": self.seed,
+            "max_backoff": self.max_backoff, "seed": self.seed, "allow_private": self.allow_private,
         }
 
     def _session(self) -> Any:
@@ -131,7 +135,10 @@ class OpenAIJudge:
 
     def _attempt(self, payload: Mapping[str, object], headers: Mapping[str, str]) -> str:
         try:
-            response = self._session().post(self.url, json=payload, headers=headers, timeout=self.timeout)
+            response = self._session().post(self.url, json=payload, headers=headers, timeout=self.timeout,
+                                            allow_redirects=False)
+        except AddressRefused as exc:
+            raise JudgeError(str(exc)) from None
         except requests.Timeout:
             raise _Retry(f"timed out after {self.timeout:g} s") from None
         except requests.ConnectionError as exc:
@@ -143,6 +150,8 @@ class OpenAIJudge:
             raise _Retry(f"HTTP {status}{_snippet(response)}", _retry_after(response.headers.get("Retry-After")))
         if status >= 400:
             raise JudgeError(f"HTTP {status} (not retried){_snippet(response)}")
+        if status >= 300:
+            raise JudgeError(f"HTTP {status}: redirects are not followed; give the endpoint's final address")
         try:
             document = response.json()
         except ValueError:

@@ -205,6 +205,11 @@ class Meteor(Measure):
     def options(self) -> Mapping[str, object]:
         return {"alpha": ALPHA, "beta": BETA, "gamma": GAMMA, "tokens": "str.split", "wordnet": "3.0"}
 
+    def prepare(self) -> None:
+        """Load WordNet now, so that a run that may skip unavailable measures lists METEOR as unavailable (with
+        the fix) before any distance is computed, instead of failing in the middle of the run."""
+        _lexicon()
+
     def scores(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
         """Raw METEOR scores (reference = a, hypothesis = b), unrounded."""
         if len(pairs) == 0:

@@ -38,12 +38,16 @@ class BTFit:
     regulariser: float
 
 
-def win_matrix(games: GameArrays) -> np.ndarray:
-    """``wins[i, j]``: i's wins against j plus half their ties."""
+def win_matrix(games: GameArrays, weights: np.ndarray | None = None) -> np.ndarray:
+    """``wins[i, j]``: i's wins against j plus half their ties (game g counted ``weights[g]`` times when given)."""
     n = len(games.players)
     wins = np.zeros(n * n)
-    np.add.at(wins, games.a * n + games.b, games.s)
-    np.add.at(wins, games.b * n + games.a, 1.0 - games.s)
+    if weights is None:
+        np.add.at(wins, games.a * n + games.b, games.s)
+        np.add.at(wins, games.b * n + games.a, 1.0 - games.s)
+    else:
+        np.add.at(wins, games.a * n + games.b, weights * games.s)
+        np.add.at(wins, games.b * n + games.a, weights * (1.0 - games.s))
     return wins.reshape(n, n)
 
 

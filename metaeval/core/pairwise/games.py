@@ -15,8 +15,8 @@ import numpy as np
 
 from metaeval.core.pairwise.judgments import OVERALL, Judgment, JudgmentTable, gc_paused
 
-__all__ = ["Game", "GameArrays", "NoGames", "WinTieLoss", "criteria_games", "encode", "pair_outcomes", "play",
-           "require_games", "systems_in_order", "win_tie_loss"]
+__all__ = ["Game", "GameArrays", "NoGames", "WinTieLoss", "criteria_games", "encode", "majority_score",
+           "pair_outcomes", "play", "require_games", "systems_in_order", "win_tie_loss"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +33,12 @@ class Game:
 
     def score_of(self, system: str) -> float:
         return self.score if system == self.model_a else 1.0 - self.score
+
+
+def majority_score(wins_a: int, wins_b: int) -> float:
+    """The game rule: side a's result S from its winning judgments against side b's (``tie`` judgments count for
+    neither): 1 when a has more, 0 when b has more, 0.5 when equal."""
+    return 1.0 if wins_a > wins_b else 0.0 if wins_a < wins_b else 0.5
 
 
 class NoGames(ValueError):
@@ -70,8 +76,8 @@ def _play(judgments: Iterable[Judgment]) -> list[Game]:
             group[1 if winner == group[0].model_a else 2] += 1
     games = []
     for first, wins_a, wins_b, count in groups.values():  # dict order = order of first valid judgment
-        score = 1.0 if wins_a > wins_b else 0.0 if wins_a < wins_b else 0.5
-        games.append(Game(first.case_id, first.criterion, first.model_a, first.model_b, score, first.line, count))
+        games.append(Game(first.case_id, first.criterion, first.model_a, first.model_b,
+                          majority_score(wins_a, wins_b), first.line, count))
     return games
 
 

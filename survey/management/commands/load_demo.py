@@ -36,6 +36,10 @@ DEMO_PREFERENCE_STUDY = "demo-ab"
 #: the demo A/B study's systems (two personalised, a generic one, a baseline) and its simulated participants
 PREFERENCE_SYSTEMS = ("PersonaPointer", "HistoryFusionT5", "GenericBARTx", "LeadLineBaseline")
 PREFERENCE_PARTICIPANTS = 6
+#: people per questionnaire of the demo A/B study: its 12 questionnaires x 10 = 120 answer sets, 18 taken by the
+#: simulated participants, so visitors find open sets; and a set started but left holds its slot 10 minutes
+PREFERENCE_RATERS = 10
+PREFERENCE_HOLD_MINUTES = 10
 DEMO_SEED = 2026
 SIMULATED_PARTICIPANTS = 24
 SETS_PER_SIMULATED_PARTICIPANT = 8
@@ -125,8 +129,9 @@ class Command(BaseCommand):
             return
         study = Study.objects.create(
             slug=DEMO_PREFERENCE_STUDY, title="Which headline is better? (demo A/B study)", dataset=dataset,
-            kind=Study.Kind.PREFERENCE, raters_per_questionnaire=2, cases_per_pair=6, pairs_per_questionnaire=3,
-            seed=DEMO_SEED, show_article=True,
+            kind=Study.Kind.PREFERENCE, raters_per_questionnaire=PREFERENCE_RATERS, cases_per_pair=6,
+            pairs_per_questionnaire=3, assignment_timeout_minutes=PREFERENCE_HOLD_MINUTES, seed=DEMO_SEED,
+            show_article=True,
             disclaimer="A demonstration study: your answers are stored on this machine only.",
         )
         study.systems.set(System.objects.filter(name__in=names))
@@ -167,7 +172,7 @@ class Command(BaseCommand):
                 self.stdout.write(
                     "no demo accounts: DEBUG is off, where the published demo passwords are refused; set "
                     "DEMO_RESEARCHER_PASSWORD and DEMO_ADMIN_PASSWORD, or create accounts with "
-                    "`manage.py createsuperuser` (and add researchers to the Researchers group in the admin)"
+                    "`manage.py createsuperuser` (and add researchers to the group named researcher in the admin)"
                 )
                 return {}
         researcher_pw = researcher_pw or demo_passwords.PUBLISHED["researcher"]

@@ -2,6 +2,7 @@
 combined gold (text and order), repetition counts, threshold, filters, duplicates and the kept / dropped report."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -68,7 +69,35 @@ def test_repetition_counts_k_plus_rmax_minus_r() -> None:
     assert w1[B] == " ".join([TEXT[B]] * 5) and w1[A] == " ".join([TEXT[A]] * 2)
     # a2, w3: k = 1 (B 7); A 2 -> 1 + 5 = 6
     assert annotator(result, "a2", "w3")["repetitions"] == {A: 6, B: 1}
-    assert repetitions(3, 1, 7) == 9 and repetitions(1, 6.5, 7) == 2 and repetitions(1, 5.5, 7) == 3
+    assert repetitions(3, 1, 7) == 9 and repetitions(1, 7, 7) == 1
+
+
+@pytest.mark.parametrize(("rating", "copies"), [
+    # the rating is rounded half up first (floor(r + 0.5)), then k + (r_max - rating): k = 1, r_max = 7
+    (3.5, 4), (3.4, 5), (3.6, 4), (6.5, 1), (5.5, 2), (1.5, 6), (1.4, 7), (6.4, 2), (4.0, 4), (7.0, 1), (1.0, 7),
+    (2.5, 5), (4.5, 3),  # half up, never to even: 2.5 -> 3 and 4.5 -> 5 (Python's round() would give 2 and 4)
+])
+def test_mean_rating_enters_rounded_half_up(rating: float, copies: int) -> None:
+    assert repetitions(1, rating, 7) == copies
+    assert repetitions(3, rating, 7) == copies + 2  # k adds one copy per gold summary
+
+
+def test_duplicates_mean_of_three_and_four_writes_four_copies(tmp_path: Path) -> None:
+    """conventions sec. 25 item 7: ratings 4 and 3 of one summary average 3.5, which counts as 4: 1 + 7 - 4 = 4."""
+    def line(policy: str, text: str, rating: int) -> str:
+        return json.dumps({"info": {"id": "d1", "title": "T", "article": "Body."},
+                           "summary": {"text": text, "policy": policy, "axes": {"overall": rating}}, "worker": "w1"})
+
+    path = tmp_path / "dup.jsonl"
+    path.write_text("\n".join([line("gold", "Gold text.", 7), line("p", "Sum.", 4), line("p", "Sum.", 3),
+                               line("q", "Other.", 2), line("q", "Other.", 2)]) + "\n", encoding="utf-8")
+    result = build_surrogates(read_feedback(path), SurrogateOptions(duplicates="mean", min_annotators=1),
+                              source=path.name)
+    assert annotator(result, "d1", "w1")["repetitions"] == {"gold": 1, "p": 4, "q": 6}
+    assert record(result, "d1")["m_summary_dict"]["w1"]["p"] == " ".join(["Sum."] * 4)
+    # the ratings file keeps the mean unrounded
+    assert {"doc_id": "d1", "reader": "w1", "system": "p", "rating": 3.5, "gold_mean": 7.0,
+            "scale_max": 7} in result.ratings
 
 
 def test_threshold_is_inclusive() -> None:

@@ -125,3 +125,21 @@ def test_other_4xx_is_not_retried(stub, code):
     with pytest.raises(JudgeError, match=f"HTTP {code} \\(not retried\\)"):
         judge(stub, sleeps).complete(MESSAGES)
     assert sleeps == [] and len(stub.requests) == 1
+
+
+@pytest.mark.parametrize("code", [301, 302, 307, 308])
+def test_a_redirect_is_never_followed(stub, code):
+    """A redirect could point the request (and its key) elsewhere: it ends the call, not retried, not followed."""
+    stub.script.append(("status", code, {"Location": "http://169.254.169.254/latest/meta-data/"}, ""))
+    sleeps: list[float] = []
+    with pytest.raises(JudgeError, match=f"HTTP {code}: redirects are not followed"):
+        judge(stub, sleeps).complete(MESSAGES)
+    assert sleeps == [] and len(stub.requests) == 1
+
+
+def test_restricted_to_public_addresses_the_stub_on_loopback_is_never_contacted(stub):
+    client = judge(stub, allow_private=False)
+    with pytest.raises(JudgeError, match="127.0.0.1 is at 127.0.0.1, a loopback, private"):
+        client.complete(MESSAGES)
+    assert not stub.requests and client.describe()["allow_private"] is False
+    assert judge(stub).complete(MESSAGES) == "A"  # the command line's default reaches it

@@ -16,6 +16,7 @@ import pytest
 from metaeval.core import nltkdata
 from metaeval.core.measures.base import MeasureUnavailable
 from metaeval.core.measures.meteor import Meteor, meteor
+from tests.plain_machine import path_without
 
 REPO = Path(__file__).resolve().parents[4]
 
@@ -202,6 +203,27 @@ def test_measure_raises_missing_wordnet(tmp_path, monkeypatch):
         Meteor().distances([("a", "b")])
 
 
+def test_without_wordnet_a_run_lists_meteor_as_unavailable_and_scores_the_rest(tmp_path, monkeypatch):
+    """`report` (and `score --skip-unavailable`, the web runs) on a machine without WordNet: METEOR is listed with
+    the fix and ROUGE-L is scored; it used to fail the whole run at METEOR's first distance. Without the flag
+    `score` stops with the same message."""
+    from tests.metaeval.cli_run import run
+
+    monkeypatch.setattr(nltkdata, "default_search_path", lambda: [str(tmp_path)])
+    demo = REPO / "fixtures" / "demo"
+    code, out, err = run("report", str(demo / "consolidated.jsonl"), "--ratings", str(demo / "ratings.csv"),
+                         "--measures", "rouge_l,meteor", "--aux", "rouge_l", "--out-dir", str(tmp_path / "out"))
+    assert code == 0, err
+    unavailable = out[out.index("Unavailable measures (not scored)"):]
+    assert unavailable.splitlines()[1].startswith("  meteor: NLTK's WordNet corpus (corpora/wordnet) was not found")
+    assert "make wordnet" in unavailable and "apt-get" in unavailable
+    scored = (tmp_path / "out" / "scores.csv").read_text(encoding="utf-8")
+    assert ",rouge_l," in scored and "meteor" not in scored
+    code, out, err = run("score", str(demo / "consolidated.jsonl"), "--measures", "rouge_l,meteor",
+                         "--out", str(tmp_path / "strict.csv"))
+    assert code != 0 and "make wordnet" in err
+
+
 def test_search_order_prefers_nltk_data_env(tmp_path, monkeypatch):
     monkeypatch.setenv("NLTK_DATA", os.pathsep.join([str(tmp_path / "x"), str(tmp_path / "y")]))
     path = nltkdata.default_search_path()
@@ -269,3 +291,22 @@ def test_install_script_copies_and_is_idempotent(tmp_path):
     again = subprocess.run(["bash", str(script), str(target)], capture_output=True, text=True, check=True)
     assert again.stdout == "" and again.stderr == ""
     assert nltkdata.find_wordnet_dir([str(tmp_path / "nope"), str(target)]) == str(target)
+
+
+def test_install_script_without_apt_get_is_an_error_unless_optional(tmp_path):
+    """`make wordnet` (the tests) stops when WordNet cannot be had; `--optional` (make run, demo, serve, worker)
+    says what METEOR needs and goes on."""
+    script = REPO / "scripts" / "install_wordnet.sh"
+    env = {**os.environ, "PATH": path_without(tmp_path / "bin"), "WORDNET_SRC": str(tmp_path / "none")}
+    target = tmp_path / "data"
+    strict = subprocess.run(["bash", str(script), str(target)], capture_output=True, text=True, env=env)
+    assert strict.returncode == 1
+    assert "apt-get is not on PATH" in strict.stderr and "wordnet-base" in strict.stderr
+    optional = subprocess.run(["bash", str(script), "--optional", str(target)], capture_output=True, text=True,
+                              env=env)
+    assert optional.returncode == 0
+    assert optional.stderr.splitlines()[0] == (
+        f"install_wordnet: apt-get is not on PATH, and {tmp_path / 'none'} lacks WordNet; going on without WordNet.")
+    assert "METEOR (and --preprocess authors) will be listed as unavailable" in optional.stderr
+    assert "`make wordnet`" in optional.stderr and "NLTK_DATA" in optional.stderr
+    assert not (target / "corpora" / "wordnet").exists()

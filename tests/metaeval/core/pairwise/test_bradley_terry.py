@@ -89,3 +89,9 @@ def test_lopsided_counts_converge_to_the_closed_form():
     # 1000 wins to 1: p_A / p_B = 1000, so bt_A - bt_B = 400 log10 1000 = 1200 (Newton steps are shrunk, still exact)
     ratings = fit_bt(np.array([[0.0, 1000.0], [1.0, 0.0]])).ratings
     assert ratings == pytest.approx([1600.0, 400.0], abs=1e-6)
+
+
+def test_weighted_win_matrix_counts_each_game_its_weight():
+    table = GameArrays(("A", "B"), np.array([0, 0, 1]), np.array([1, 1, 0]), np.array([1.0, 0.5, 0.5]))
+    assert win_matrix(table, np.array([2.0, 0.0, 1.0])).tolist() == [[0.0, 2.5], [0.5, 0.0]]
+    assert win_matrix(table, np.ones(3)).tolist() == win_matrix(table).tolist()
