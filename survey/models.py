@@ -68,6 +68,8 @@ def validate_criteria(value: object) -> None:
             raise ValidationError(f"criterion {number}: 'overall' is the pooled criterion; choose another name")
         if not isinstance(question, str) or not question.strip():
             raise ValidationError(f"criterion {number}: the question must be non-empty text")
+        if "\x00" in question:  # PostgreSQL stores none (a DataError)
+            raise ValidationError(f"criterion {number}: the question holds a NUL character")
         names.append(name)
     if len(set(names)) != len(names):
         raise ValidationError("criteria: each name once")
@@ -85,6 +87,9 @@ def validate_scale_labels(value: object) -> None:
             f"scale_labels must have exactly {points} labels, one per rating from {RATING_MIN} to {RATING_MAX} "
             f"(the rating scale is fixed); got {len(value)}"
         )
+    nul = [str(point) for point, label in enumerate(value, RATING_MIN) if "\x00" in label]
+    if nul:  # PostgreSQL stores none (a DataError)
+        raise ValidationError(f"scale label {', '.join(nul)} holds a NUL character")
 
 
 class Dataset(models.Model):

@@ -81,15 +81,17 @@ def _dataset_import(client: Client, data: bytes, file_name: str = "upload.jsonl"
 
 def _study_form(dataset, **changes) -> dict:
     """The admin's add-study form (as tests/survey/test_admin.py fills it)."""
+    criteria = Study._meta.get_field("criteria").get_default()
     return {
         "slug": "added", "title": "Added", "dataset": dataset.pk,
         "systems": [pk for pk in System.objects.exclude(name="user").values_list("pk", flat=True)],
-        "scale_labels": json.dumps(Study._meta.get_field("scale_labels").get_default()),
+        **{f"scale_labels_{point}": label
+           for point, label in enumerate(Study._meta.get_field("scale_labels").get_default(), 1)},
         "systems_per_questionnaire": 5, "raters_per_questionnaire": 2, "assignment_timeout_minutes": 60,
         "pair_mode": "all", "seed": 3, "identical_pairs": "show", "attention_checks": 0, "kind": "similarity",
-        "criteria": json.dumps(Study._meta.get_field("criteria").get_default()), "cases_per_pair": 20,
-        "pairs_per_questionnaire": 3, "pairs_per_topic": 200, "examples_shown": 3, "gold_rate": 0,
-        "gold_threshold": "", **changes,
+        "criteria-name": [c["name"] for c in criteria], "criteria-question": [c["question"] for c in criteria],
+        "cases_per_pair": 20, "pairs_per_questionnaire": 3, "pairs_per_topic": 200, "examples_shown": 3,
+        "gold_rate": 0, "gold_threshold": "", **changes,
     }
 
 
@@ -134,6 +136,12 @@ def test_nul_characters(researcher_client, admin_client):
                                 _reader_form(reader, history='["N1\\u0000"]'))
     assert refused.status_code == 200 and 'Enter valid JSON: NUL character in &quot;[0]&quot;.' in \
         refused.content.decode()
+    for change, message in (({"scale_labels_3": "some\x00what"}, "scale label 3 holds a NUL character"),
+                            ({"kind": "preference", "criteria-name": ["fit"], "criteria-question": ["Fits?\x00"]},
+                             "criterion 1: the question holds a NUL character")):
+        added = admin_client.post("/admin/survey/study/add/", _study_form(study.dataset, **change))
+        assert added.status_code == 200 and message in added.content.decode(), change
+    assert not Study.objects.filter(slug="added").exists()
     assert snapshot() == before and not JudgmentSet.objects.exists() and not JudgeRun.objects.exists()
 
 
@@ -151,9 +159,7 @@ def test_json_nested_too_deeply(researcher_client, admin_client):
     reader = Reader.objects.filter(dataset=study.dataset).first()
     refused = admin_client.post(f"/admin/survey/reader/{reader.pk}/change/", _reader_form(reader, history=DEEP))
     assert refused.status_code == 200 and f"Enter valid JSON: {too_deep}." in refused.content.decode()
-    added = admin_client.post("/admin/survey/study/add/", _study_form(study.dataset, scale_labels=DEEP))
-    assert added.status_code == 200 and f"Enter valid JSON: {too_deep}." in added.content.decode()
-    assert snapshot() == before and not Study.objects.filter(slug="added").exists()
+    assert snapshot() == before
     assert not JudgmentSet.objects.exists() and not JudgeRun.objects.exists()
 
 
