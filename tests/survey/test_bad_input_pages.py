@@ -15,7 +15,7 @@ from django.test import Client
 from metaeval.core.jsonsafe import MAX_JSON_DEPTH
 from metaeval.core.options import SEED_MAX
 from metaeval.models import JudgmentSet, MetaevalRun
-from survey.models import JudgeRun, Participant, Reader, Study, System
+from survey.models import JudgeEndpoint, JudgeRun, Participant, Reader, Study, System
 from tests.conftest import build_dataset, build_study
 from tests.metaeval.test_judgment_sets import judgment_csv
 from tests.metaeval.test_views_runs import FORM
@@ -227,3 +227,19 @@ def test_a_rater_id_of_endless_digits_is_no_rater(researcher_client):
                                                       "exclude_raters": "P" + "9" * 5000})
     assert page.status_code == 400 and "not a rater id: P9999" in page.content.decode()
     assert not MetaevalRun.objects.exists()
+
+
+def test_judge_templates_too_deep_or_with_endless_numbers(researcher_client):
+    """The LLM judges page's templates box is JSON: nested too deeply (RecursionError) or with a number longer than
+    Python converts (a bare ValueError) it was a 500; now an error of the field (the start form's errors answer
+    200, as its other errors do), nothing stored."""
+    study = ranked_study()
+    JudgeEndpoint.objects.create(name="nowhere", kind="openai", base_url="https://judge.example.org/v1",
+                                 model_choices="m1")  # the start form shows once an endpoint is configured
+    for text, message in ((DEEP, f"nested deeper than {MAX_JSON_DEPTH} levels"),
+                          ('{"quality": ' + "9" * 5000 + "}", "a number of more than 4300 digits"),
+                          ('{"quality": {"system": "s\\u0000", "user": "u"}}', "NUL character in")):
+        page = researcher_client.post(f"/research/studies/{study.slug}/judges/",
+                                      {"action": "start", "runs": 2, "templates": text})
+        assert page.status_code == 200 and f"JSON refused: {message}" in page.content.decode(), message
+    assert not JudgeRun.objects.exists()
