@@ -206,6 +206,12 @@ def test_names_longer_than_their_column(researcher_client, admin_client):
     about = _consented(study.slug).post(f"/s/{study.slug}/about/", {"name": long, "gender": "", "occupation": ""})
     assert about.status_code == 400 and "at most 200 characters" in about.content.decode()
     assert Reader.objects.get(pk=reader.pk).external_id == reader.external_id
+    # a preference criterion's name is stored with every judgment (varchar(50)): refused at the study, not at the
+    # first participant's submit
+    added = admin_client.post("/admin/survey/study/add/", _study_form(
+        study.dataset, kind="preference", **{"criteria-name": ["c" * 51], "criteria-question": ["Which?"]}))
+    assert added.status_code == 200 and "criterion 1: the name is longer than 50 characters" in added.content.decode()
+    assert not Study.objects.filter(slug="added").exists()
     assert not JudgmentSet.objects.exists() and Participant.objects.get().name == ""
 
 
