@@ -11,7 +11,7 @@ from rest_framework.reverse import reverse
 from api import selectors as api_selectors
 from metaeval import selectors as metaeval_selectors
 from metaeval.core.measures.registry import MEASURES, NEURAL, measure_option_names
-from metaeval.core.options import OptionError
+from metaeval.core.options import SEED_MAX, OptionError
 from metaeval.core.perseval import PARAMETERS
 from metaeval.core.pipeline import COLUMNS, DEFAULT_AUX, RunOptions
 from metaeval.core.report import REPORT_OPTIONS
@@ -19,7 +19,7 @@ from metaeval.core.report import check_settings as check_report_settings
 from metaeval.models import JudgmentSet, MetaevalRun
 from metaeval.option_fields import OptionSerializerField
 from metaeval.run_policy import measure_options_problems
-from survey.models import Dataset, JudgeEndpoint, JudgeRun, Study
+from survey.models import Dataset, JudgeEndpoint, JudgeRun, Study, System
 
 # ---------------------------------------------------------------------------------------------- datasets
 
@@ -196,10 +196,16 @@ class RunResultsSerializer(serializers.Serializer):
         }
 
 
+#: the longest name a run request carries (a dataset's, a study's or a system's: their columns' length)
+NAME_MAX = 100
+assert NAME_MAX == Dataset._meta.get_field("name").max_length == Study._meta.get_field("slug").max_length \
+    == System._meta.get_field("name").max_length == JudgmentSet._meta.get_field("name").max_length
+
+
 class NameListField(serializers.ListField):
     """A list of names, or one comma-separated string (``"rouge_l,jsd"``); blanks dropped, duplicates merged."""
 
-    child = serializers.CharField(allow_blank=True)
+    child = serializers.CharField(allow_blank=True, max_length=NAME_MAX)
 
     def to_internal_value(self, data):
         if isinstance(data, str):
@@ -211,9 +217,9 @@ class NameListField(serializers.ListField):
 class RunCreateSerializer(serializers.Serializer):
     """A run request. Unknown dataset, study, measure, system or rater ids are errors of their field."""
 
-    dataset = serializers.CharField(help_text="Dataset name.")
+    dataset = serializers.CharField(max_length=NAME_MAX, help_text="Dataset name.")
     study = serializers.CharField(
-        required=False, allow_null=True, allow_blank=True,
+        required=False, allow_null=True, allow_blank=True, max_length=NAME_MAX,
         help_text="Slug of a study of that dataset whose ratings give the HJ variants.",
     )
     measures = NameListField(
@@ -243,10 +249,10 @@ class RunCreateSerializer(serializers.Serializer):
         help_text="scores: the score table; report: also the full report (CIs, permutation tests, beta ablation, "
         "stability, Borda-Kendall, rater agreement) at /api/runs/{id}/report/.",
     )
-    seed = serializers.IntegerField(required=False, allow_null=True, min_value=0,
+    seed = serializers.IntegerField(required=False, allow_null=True, min_value=0, max_value=SEED_MAX,
                                     help_text="Seed of every random draw of a report (default: a fresh one, stored).")
     judgment_set = serializers.CharField(
-        required=False, allow_null=True, allow_blank=True,
+        required=False, allow_null=True, allow_blank=True, max_length=NAME_MAX,
         help_text="Name of a pairwise judgment set (GET /api/judgment-sets/); kind report only: the report adds "
         "its pairwise section (Elo, Bradley-Terry, win/tie/loss, consistency).",
     )

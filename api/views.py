@@ -21,12 +21,13 @@ from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.exceptions import APIException, PermissionDenied, Throttled, ValidationError
 from rest_framework.negotiation import DefaultContentNegotiation
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
 from api import selectors
+from api.parsers import SafeJSONParser
 from api.serializers import (
     DatasetSerializer,
     JudgeEndpointSerializer,
@@ -42,10 +43,11 @@ from api.serializers import (
     StudySerializer,
     SystemSerializer,
 )
+from api.throttling import ScopedAddressThrottle
 from metaeval import selectors as metaeval_selectors
 from metaeval import services as metaeval_services
 from metaeval.models import MetaevalRun
-from survey import exporting, judge_endpoints, judge_runs
+from survey import demo_passwords, exporting, judge_endpoints, judge_runs
 from survey import selectors as survey_selectors
 from survey.models import Dataset, JudgeRun, Study
 from survey.research_views import is_researcher
@@ -495,10 +497,12 @@ class SchemaView(SpectacularAPIView):
 class ObtainResearcherToken(ObtainAuthToken):
     """``rest_framework.authtoken``'s token view, for researchers only: other accounts get 403 and no token.
     Rate-limited per address (the ``login`` rate, 429 beyond it), and locked per username and address after
-    repeated wrong passwords like every login (django-axes)."""
+    repeated wrong passwords like every login (django-axes); with DEBUG off a published demo password is refused
+    (400, saying so)."""
 
-    throttle_classes = [ScopedRateThrottle]
+    throttle_classes = [ScopedAddressThrottle]
     throttle_scope = "login"
+    parser_classes = [FormParser, MultiPartParser, SafeJSONParser]
 
     @extend_schema(
         summary="Get your API token",
@@ -516,6 +520,8 @@ class ObtainResearcherToken(ObtainAuthToken):
         if getattr(request, "axes_locked_out", False):  # set by django-axes' backend on a locked username
             raise Throttled(detail="Too many failed log-ins for this username from your address; try again later.")
         if not valid:
+            if demo_passwords.refused(serializer.initial_data.get("password")):  # DEBUG off: say why
+                raise ValidationError({"non_field_errors": [demo_passwords.REFUSED]})
             raise ValidationError(serializer.errors)
         user = serializer.validated_data["user"]
         if not is_researcher(user):

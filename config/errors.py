@@ -1,11 +1,12 @@
 """Error pages and the health check: JSON under /api/ (a client of the API never gets an HTML page), a friendly
-page elsewhere; ``GET /healthz`` reports whether the database (and the task broker, when one is configured)
-answers."""
+page elsewhere (a refused request too: ``refused``, 400 or 413); ``GET /healthz`` reports whether the database (and
+the task broker, when one is configured) answers."""
 from __future__ import annotations
 
 import logging
 
 from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
@@ -25,6 +26,24 @@ def _wants_json(request: HttpRequest) -> bool:
 def _page(template: str, status: int) -> HttpResponse:
     """A static page (no request context: a 500 may come from a lost database, which context processors read)."""
     return HttpResponse(loader.get_template(template).render(), status=status)
+
+
+def refused(request: HttpRequest, message: str, status: int = 400) -> HttpResponse:
+    """A request refused for what it is (its address, its size, its syntax): ``{"detail": message}`` under /api/,
+    a page with the message elsewhere."""
+    if _wants_json(request):
+        return JsonResponse({"detail": message}, status=status)
+    return HttpResponse(loader.get_template("400.html").render({"message": message}), status=status)
+
+
+def bad_request(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """Django's 400 (a ``SuspiciousOperation`` or ``BadRequest``): a body over ``DATA_UPLOAD_MAX_MEMORY_SIZE`` is a
+    413 saying so; anything else a plain 400 (the reason, which may be a security matter, stays in the log)."""
+    if isinstance(exception, RequestDataTooBig):
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        return refused(request, f"The request body is larger than this server accepts ({limit} bytes, "
+                                f"DATA_UPLOAD_MAX_MEMORY_SIZE).", status=413)
+    return refused(request, "The request could not be read.")
 
 
 def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:

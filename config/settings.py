@@ -58,6 +58,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "config.middleware.NulCharacterMiddleware",  # %00 in the path or query string: 400
     # compressed, hashed static files served by the application server itself (no CDN, no separate server)
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "csp.middleware.CSPMiddleware",
@@ -77,8 +78,10 @@ MIDDLEWARE = [
 # which authenticates through the same backend): after AXES_FAILURE_LIMIT wrong passwords for one username from
 # one address, that pair is locked out for AXES_COOLOFF_MINUTES (429). The API token view is also rate-limited
 # per address (REST_FRAMEWORK's "login" rate).
+# With DEBUG off a log-in with one of the demo's published passwords is refused (and counted as a failure).
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
+    "survey.demo_passwords.RefusePublishedPasswords",
     "django.contrib.auth.backends.ModelBackend",
 ]
 AXES_FAILURE_LIMIT = int(os.environ.get("AXES_FAILURE_LIMIT", "5"))
@@ -86,9 +89,13 @@ AXES_COOLOFF_TIME = float(os.environ.get("AXES_COOLOFF_MINUTES", "15")) / 60  # 
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
-# behind a reverse proxy the client address is the first of X-Forwarded-For (set TRUSTED_PROXY_COUNT)
-AXES_IPWARE_PROXY_COUNT = int(os.environ.get("TRUSTED_PROXY_COUNT", "0")) or None
-AXES_IPWARE_META_PRECEDENCE_ORDER = ["HTTP_X_FORWARDED_FOR", "REMOTE_ADDR"]
+# The client's address for every per-address limit (these lockouts and the API's rates): config/client_address.py.
+# X-Forwarded-For counts only behind TRUSTED_PROXY_COUNT proxies (the Nth entry from its right); with none
+# (the default) it is ignored, so a client cannot pick a new address for each try.
+TRUSTED_PROXY_COUNT = int(os.environ.get("TRUSTED_PROXY_COUNT", "0"))
+if TRUSTED_PROXY_COUNT < 0:
+    raise ImproperlyConfigured(f"TRUSTED_PROXY_COUNT must be 0 or more, not {TRUSTED_PROXY_COUNT}")
+AXES_CLIENT_IP_CALLABLE = "config.client_address.client_address"
 
 # The cache holds the API's rate-limit counters (DRF throttles): CACHE_URL=redis://127.0.0.1:6379/1 shares them
 # between gunicorn's worker processes and between machines; without it each process counts alone (local memory),
@@ -163,6 +170,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "survey.demo_passwords.PublishedPasswordValidator"},  # with DEBUG off
 ]
 
 LANGUAGE_CODE = "en-us"
@@ -223,6 +231,8 @@ if not DEBUG and not TESTING:
 if _env_bool("SECURE_PROXY_SSL_HEADER"):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_SSL_REDIRECT = _env_bool("SECURE_SSL_REDIRECT")
+# the load balancer probes /healthz over plain HTTP on the backend: answered there, never redirected
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
 SECURE_HSTS_SECONDS = int(os.environ.get("HSTS_SECONDS", "0"))
 SECURE_HSTS_INCLUDE_SUBDOMAINS = _env_bool("HSTS_INCLUDE_SUBDOMAINS")
 SECURE_HSTS_PRELOAD = _env_bool("HSTS_PRELOAD")
@@ -258,8 +268,10 @@ REST_FRAMEWORK = {
         "rest_framework.renderers.JSONRenderer",
         *(["rest_framework.renderers.BrowsableAPIRenderer"] if DEBUG else []),
     ],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["api.parsers.SafeJSONParser"],  # nesting and NUL characters limited: 400
     "DEFAULT_THROTTLE_RATES": {"login": os.environ.get("API_LOGIN_RATE", "10/min")},
+    # api.throttling counts per config.client_address; DRF's own rule (any other throttle) agrees with it
+    "NUM_PROXIES": TRUSTED_PROXY_COUNT,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
 }
 

@@ -6,11 +6,14 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from config import errors
+from survey.demo_passwords import AdminLoginForm, LoginForm
+
+admin.site.login_form = AdminLoginForm  # says why a published demo password is refused (DEBUG off)
 
 urlpatterns = [
     path("healthz", errors.healthz, name="healthz"),
     path("admin/", admin.site.urls),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/login/", auth_views.LoginView.as_view(authentication_form=LoginForm), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("research/runs/", include("metaeval.research_urls")),
     path("research/", include("survey.research_urls")),
@@ -18,6 +21,7 @@ urlpatterns = [
     path("", include("survey.urls")),
 ]
 
+handler400 = errors.bad_request
 handler403 = errors.permission_denied
 handler404 = errors.not_found
 handler500 = errors.server_error

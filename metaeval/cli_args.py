@@ -11,16 +11,17 @@ from metaeval.core.exclusions import Exclusions, RaterChoice
 __all__ = ["add_rater_arguments", "at_least", "comma_list", "number", "rater_choice", "say_exclusions"]
 
 
-def at_least(low: int) -> Callable[[str], int]:
-    """An integer >= ``low`` (argparse ``type``)."""
+def at_least(low: int, high: int | None = None) -> Callable[[str], int]:
+    """An integer >= ``low`` (and <= ``high`` when given) (argparse ``type``)."""
 
     def parse(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
             value = low - 1
-        if value < low:
-            raise argparse.ArgumentTypeError(f"{text!r} is not an integer >= {low}")
+        if value < low or (high is not None and value > high):
+            within = f">= {low}" if high is None else f"from {low} to {high}"
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer {within}")
         return value
 
     return parse

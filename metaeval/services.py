@@ -33,6 +33,7 @@ from metaeval.core import studies
 from metaeval.core.cache import DistanceCache, open_cache
 from metaeval.core.corpus import MissingSummary
 from metaeval.core.measures.registry import MEASURES
+from metaeval.core.options import SEED_MAX
 from metaeval.core.pairwise.games import criteria_games, require_games, systems_in_order
 from metaeval.core.pairwise.judgments import judgments_from_bytes
 from metaeval.core.pairwise.report import build_pairwise_report
@@ -331,6 +332,8 @@ def run_enqueue(
         raise ValueError(f"unknown run kind {kind!r}; choose from {', '.join(MetaevalRun.Kind.values)}")
     if judgment_set is not None and kind != MetaevalRun.Kind.REPORT:
         raise ValueError("pairwise judgments go with a full report (kind report), not a scores run")
+    if seed is not None and not 0 <= seed <= SEED_MAX:
+        raise ValueError(f"seed must be an integer from 0 to {SEED_MAX}; got {seed}")
     parameters = options.as_dict()
     if kind == MetaevalRun.Kind.REPORT:
         parameters["report"] = check_report_settings(report or {})

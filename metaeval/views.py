@@ -26,7 +26,7 @@ from metaeval.cli import REPORT_BETA
 from metaeval.core import display
 from metaeval.core.fileio import ImporterError
 from metaeval.core.measures.registry import LEXICAL, MEASURES, NEURAL
-from metaeval.core.options import Option
+from metaeval.core.options import SEED_MAX, Option
 from metaeval.core.perseval import PARAMETERS
 from metaeval.core.pipeline import COLUMNS, DEFAULT_AUX, RunOptions
 from metaeval.core.records import table_columns, write_csv
@@ -119,7 +119,7 @@ class RunForm(forms.Form):
     )
     full_report = forms.BooleanField(required=False, initial=True, label="Full report")
     seed = forms.IntegerField(
-        required=False, min_value=0, max_value=2**62,
+        required=False, min_value=0, max_value=SEED_MAX,
         help_text="Seed of every random draw of the report; empty: a fresh one, stored with the run.",
     )
 

@@ -17,6 +17,7 @@ from metaeval.core.fileio import ImporterError
 from survey import import_jobs, selectors, services
 from survey.admin_study_form import FIELDSETS, READONLY, StudyAdminForm
 from survey.importers import files as import_files
+from survey.json_fields import ADMIN_OVERRIDES
 from survey.models import (
     Assignment,
     Dataset,
@@ -207,6 +208,7 @@ class ReaderAdmin(admin.ModelAdmin):
     list_filter = ["dataset"]
     search_fields = ["external_id", "profile", "dataset__name"]
     list_select_related = ["dataset"]
+    formfield_overrides = ADMIN_OVERRIDES  # history: nesting and NUL characters limited
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Reader]:
         return super().get_queryset(request).select_related("dataset")  # "U01 [pens]" in widgets

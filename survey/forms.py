@@ -5,6 +5,7 @@ from collections.abc import Sequence
 from django import forms
 
 from config.uploads import LimitedFileField
+from metaeval.core import jsonsafe
 from survey.models import JudgeEndpoint, Participant
 
 #: the longest crowd-platform participant id we record (Participant.external_id)
@@ -95,9 +96,11 @@ class JudgeRunForm(forms.Form):
         if not text:
             return None
         try:
-            return json.loads(text)
+            return jsonsafe.loads(text)
         except json.JSONDecodeError as exc:
             raise forms.ValidationError(f"not JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
+        except jsonsafe.JSONInputError as exc:  # nested too deeply, a NUL character, a number beyond conversion
+            raise forms.ValidationError(f"JSON refused: {exc}") from None
 
     def judge_settings(self) -> tuple[str, dict[str, object]]:
         """The chosen endpoint's name and the run's settings (``survey.judge_endpoints.RESEARCHER_SETTINGS``), unset

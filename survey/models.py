@@ -52,6 +52,10 @@ def default_criteria() -> list[dict[str, str]]:
     return [dict(criterion) for criterion in DEFAULT_CRITERIA]
 
 
+#: the longest criterion name: what a judgment's criterion column holds (Judgment, JudgeJudgment)
+CRITERION_MAX = 50
+
+
 def validate_criteria(value: object) -> None:
     """Preference criteria: a non-empty list of {"name": a slug, "question": text}, names unique and not the
     pooled criterion ``overall``."""
@@ -66,8 +70,12 @@ def validate_criteria(value: object) -> None:
             raise ValidationError(f"criterion {number}: name {name!r} must be letters, digits, - or _")
         if name == "overall":
             raise ValidationError(f"criterion {number}: 'overall' is the pooled criterion; choose another name")
+        if len(name) > CRITERION_MAX:  # every judgment of the study stores it
+            raise ValidationError(f"criterion {number}: the name is longer than {CRITERION_MAX} characters")
         if not isinstance(question, str) or not question.strip():
             raise ValidationError(f"criterion {number}: the question must be non-empty text")
+        if "\x00" in question:  # PostgreSQL stores none (a DataError)
+            raise ValidationError(f"criterion {number}: the question holds a NUL character")
         names.append(name)
     if len(set(names)) != len(names):
         raise ValidationError("criteria: each name once")
@@ -85,6 +93,9 @@ def validate_scale_labels(value: object) -> None:
             f"scale_labels must have exactly {points} labels, one per rating from {RATING_MIN} to {RATING_MAX} "
             f"(the rating scale is fixed); got {len(value)}"
         )
+    nul = [str(point) for point, label in enumerate(value, RATING_MIN) if "\x00" in label]
+    if nul:  # PostgreSQL stores none (a DataError)
+        raise ValidationError(f"scale label {', '.join(nul)} holds a NUL character")
 
 
 class Dataset(models.Model):
@@ -550,7 +561,7 @@ class Judgment(models.Model):
 
     assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="judgments")
     item = models.ForeignKey(PreferenceItem, on_delete=models.PROTECT, related_name="judgments")
-    criterion = models.CharField(max_length=50)
+    criterion = models.CharField(max_length=CRITERION_MAX)
     winner = models.CharField(max_length=10, choices=Winner.choices)
     shown_first = models.CharField(
         max_length=10, choices=[("model_a", "model_a"), ("model_b", "model_b")],
@@ -632,7 +643,7 @@ class JudgeJudgment(models.Model):
 
     judge_run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="judgments")
     item = models.ForeignKey(PreferenceItem, on_delete=models.PROTECT, related_name="judge_judgments")
-    criterion = models.CharField(max_length=50)
+    criterion = models.CharField(max_length=CRITERION_MAX)
     run = models.PositiveSmallIntegerField()
     winner = models.CharField(max_length=10, choices=Winner.choices)
     shown_first = models.CharField(max_length=10, choices=[("model_a", "model_a"), ("model_b", "model_b")],

@@ -182,7 +182,7 @@ def study_judges(request: HttpRequest, slug: str) -> HttpResponse:
         "import_inline_max": settings.IMPORT_INLINE_MAX_BYTES,
         "items": study.questionnaires.aggregate(n=Count("preference_items"))["n"],
         "default_templates": json.dumps(templates_json(DEFAULT_TEMPLATES), indent=2, ensure_ascii=False),
-    })
+    }, status=400 if upload.errors else 200)  # a refused upload is a 400, as on the judgment sets page
 
 
 @researcher_required

@@ -222,7 +222,7 @@ def rater_id(participant_id: int) -> str:
     return f"P{participant_id}"
 
 
-_RATER_ID = re.compile(r"^[Pp]?(\d+)$")
+_RATER_ID = re.compile(r"^[Pp]?(\d{1,18})$")  # a participant's id: a bigint (longer digits are no rater id)
 
 
 #: the participant's review fields an export reads with each row (``values_list`` paths from an assignment)

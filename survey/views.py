@@ -76,7 +76,8 @@ def landing(request: HttpRequest, slug: str) -> HttpResponse:
         form = ConsentForm(initial=initial)
         if initial:  # an id the form would refuse is reported now, not silently cut to fit
             form.errors.update(ConsentForm({**initial, "consent": "on"}).errors)
-    return render(request, "survey/landing.html", {"study": study, "form": form, "step": 1})
+    return render(request, "survey/landing.html", {"study": study, "form": form, "step": 1},
+                  status=400 if request.method == "POST" and form.errors else 200)
 
 
 @never_cache
@@ -97,7 +98,8 @@ def about(request: HttpRequest, slug: str) -> HttpResponse:
         form = DemographicsForm(
             initial={"name": participant.name, "gender": participant.gender, "occupation": participant.occupation}
         )
-    return render(request, "survey/about.html", {"study": study, "form": form, "step": 2})
+    return render(request, "survey/about.html", {"study": study, "form": form, "step": 2},
+                  status=400 if request.method == "POST" and form.errors else 200)
 
 
 @never_cache

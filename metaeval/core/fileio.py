@@ -10,6 +10,8 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
+from metaeval.core import jsonsafe
+
 MAX_PROBLEMS = 20
 
 #: a CSV text cell starting with one of these is a formula to a spreadsheet (OWASP "CSV injection")
@@ -83,13 +85,26 @@ def listed(problems: Sequence[str], limit: int = MAX_PROBLEMS) -> str:
 _JSON_WS = re.compile(r"[ \t\n\r]*")
 
 
+#: what a NUL character in an input file is called (no text file of this project has one; the databases refuse it)
+NUL_PROBLEM = "NUL character (a text file has none: is it a binary file?)"
+
+
 def decode_bytes(data: bytes, file: str, first_line: int = 1) -> str:
-    """Decode UTF-8 (a leading BOM is dropped); an undecodable byte is reported with its line."""
+    """Decode UTF-8 (a leading BOM is dropped); an undecodable byte or a NUL character is reported with its
+    line."""
     try:
-        return data.decode("utf-8-sig")
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = first_line + data.count(b"\n", 0, exc.start)
         raise ImportFileError(f"{file}:{line}: not valid UTF-8 text (byte {data[exc.start]:#04x})") from None
+    _refuse_nul(text, file, first_line)
+    return text
+
+
+def _refuse_nul(text: str, file: str, first_line: int) -> None:
+    at = text.find("\x00")
+    if at >= 0:
+        raise ImportFileError(f"{file}:{first_line + text.count(chr(10), 0, at)}: {NUL_PROBLEM}")
 
 
 def read_text(path: Path, file: str) -> str:
@@ -107,9 +122,11 @@ def iter_lines(path: Path, file: str) -> Iterator[tuple[int, str]]:
 
 def _decode_line(raw: bytes, file: str, number: int) -> str:
     try:
-        return raw.decode("utf-8")
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ImportFileError(f"{file}:{number}: not valid UTF-8 text (byte {raw[exc.start]:#04x})") from None
+    _refuse_nul(text, file, number)
+    return text
 
 
 def string_fields(
@@ -156,7 +173,9 @@ class _Lines:
 
 def iter_json_values(text: str, file: str, problems: Problems) -> Iterator[tuple[int, object]]:
     """``(start line, value)`` for each top-level value: JSON Lines, concatenated or pretty-printed values,
-    or the elements of one top-level array. A syntax error is added to ``problems`` and ends the stream."""
+    or the elements of one top-level array. A syntax error is added to ``problems`` and ends the stream; a value
+    nested too deeply or holding a NUL character (:mod:`metaeval.core.jsonsafe`) is added to ``problems`` and
+    left out."""
     decoder = json.JSONDecoder()
     lines = _Lines(text)
     end = len(text)
@@ -169,7 +188,17 @@ def iter_json_values(text: str, file: str, problems: Problems) -> Iterator[tuple
             return decoder.raw_decode(text, pos)
         except json.JSONDecodeError as exc:
             problems.add(file, exc.lineno, f"invalid JSON: {exc.msg} (column {exc.colno})")
-            return None
+        except RecursionError:
+            problems.add(file, lines.at(pos), jsonsafe.TOO_DEEP)
+        except ValueError:  # not a JSONDecodeError: an integer too long to convert
+            problems.add(file, lines.at(pos), f"invalid JSON: {jsonsafe.too_long_number()}")
+        return None
+
+    def refused(pos: int, decoded: tuple[object, int]) -> bool:
+        problem = jsonsafe.problem(decoded[0], text[pos:decoded[1]])
+        if problem is not None:
+            problems.add(file, lines.at(pos), problem)
+        return problem is not None
 
     pos = skip(0)
     if pos < end and text[pos] == "[":
@@ -181,7 +210,8 @@ def iter_json_values(text: str, file: str, problems: Problems) -> Iterator[tuple
                 decoded = decode(pos)
                 if decoded is None:
                     return
-                yield lines.at(pos), decoded[0]
+                if not refused(pos, decoded):
+                    yield lines.at(pos), decoded[0]
                 pos = skip(decoded[1])
                 if pos < end and text[pos] == ",":
                     pos = skip(pos + 1)
@@ -199,5 +229,6 @@ def iter_json_values(text: str, file: str, problems: Problems) -> Iterator[tuple
         decoded = decode(pos)
         if decoded is None:
             return
-        yield lines.at(pos), decoded[0]
+        if not refused(pos, decoded):
+            yield lines.at(pos), decoded[0]
         pos = skip(decoded[1])

@@ -12,7 +12,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Option", "OptionError", "check_all"]
+__all__ = ["BIGINT_MAX", "SEED_MAX", "Option", "OptionError", "check_all"]
+
+#: the largest integer a database integer column holds (PostgreSQL's bigint; SQLite's integers): every integer option
+#: is bounded by it (and by its own bounds), so no value an entry point accepts overflows a column
+BIGINT_MAX = 2**63 - 1
+#: the largest seed a run takes (the API, the run form, ``manage.py metaeval_report``; stored as a bigint, and a
+#: report's pairwise draws add small offsets to it)
+SEED_MAX = 2**62
 
 
 class OptionError(ValueError):
@@ -88,6 +95,9 @@ class Option:
             raise OptionError(self.name, f"{self.name} must be {self._a()}; got {value!r}")
         if (self.low is not None and number < self.low) or (self.high is not None and number > self.high):
             raise OptionError(self.name, f"{self.name} must be {self._a()}; got {value!r}")
+        if self.kind is int and not -BIGINT_MAX - 1 <= number <= BIGINT_MAX:
+            raise OptionError(self.name, f"{self.name} must be {self._a()} of at most {len(str(BIGINT_MAX))} digits "
+                                         f"(from {-BIGINT_MAX - 1} to {BIGINT_MAX}); got {value!r}")
         return number
 
     def _a(self) -> str:

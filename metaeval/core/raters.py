@@ -213,7 +213,9 @@ def _units(observations: Sequence[_Obs], values: Sequence[int]) -> _Units:
 
 
 def _natural_key(text: str) -> list[object]:
-    return [(0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", text)]
+    # digits beyond what int() converts (4300) sort as text
+    return [(0, int(part), "") if part.isdigit() and len(part) <= 1000 else (1, 0, part)
+            for part in re.split(r"(\d+)", text)]
 
 
 def _longest_run(values: Sequence[float]) -> int:

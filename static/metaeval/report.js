@@ -8,6 +8,10 @@
    (long names wrapped); one colour-blind-safe palette (Okabe & Ito) everywhere, a diverging orange-white-blue scale
    centred at 0 for correlations with the number written in each cell; lines differ in colour, dash, width and
    marker so none hides another; numbers in one format (fmt, fmtP: the same as display.fmt_number / fmt_p).
+   Names are text, never markup: plotly.js reads <a href>, <b>, <br> ... in the strings it draws, so every name from
+   the data (systems, measures, criteria, raters, models, prompt styles) goes through esc (or wrap, which escapes)
+   before it reaches a label, a legend, a title or a hover, and never into a hovertemplate itself (a "%{...}" in a
+   name would be read as a placeholder): names reach the hover through customdata.
 
    The pairwise section (when the run had a judgment set) has its own criterion switch (#criterion-switch): the
    forest plot of Elo and Bradley-Terry, the win-fraction heatmap (diverging scale centred at 0.5) and the
@@ -64,7 +68,11 @@
   var methodNames = words.methods || { pearson: "Pearson r", spearman: "Spearman \u03c1", kendall: "Kendall \u03c4" };
   var allMeasures = Object.keys(measureNames);
 
-  function label(measure) { return measureNames[measure] || measure; }
+  /* A name as plotly text: & < > as entities, so that plotly draws the characters instead of reading tags. */
+  function esc(text) {
+    return String(text).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+  }
+  function label(measure) { return esc(measureNames[measure] || measure); }
   function colour(measure) {
     var i = allMeasures.indexOf(measure);
     return PALETTE[(i < 0 ? 0 : i) % PALETTE.length];
@@ -75,18 +83,18 @@
     values.forEach(function (v) { if (!seen[v]) { seen[v] = true; out.push(v); } });
     return out;
   }
-  /* A long name over lines of at most `width` characters, broken after spaces, _ - / or between camel-case words. */
-  function wrap(name, width) {
-    name = String(name);
-    width = width || 24;
-    if (name.length <= width) { return name; }
-    var parts = name.split(/(?<=[\s_\-\/.])|(?<=[a-z0-9])(?=[A-Z])/), lines = [], line = "";
+  /* Text over lines of at most `width` characters, broken after spaces, _ - / or between camel-case words. */
+  function lines(text, width) {
+    if (text.length <= width) { return [text]; }
+    var parts = text.split(/(?<=[\s_\-\/.])|(?<=[a-z0-9])(?=[A-Z])/), out = [], line = "";
     parts.forEach(function (part) {
-      if (line && (line + part).length > width) { lines.push(line); line = part; } else { line += part; }
+      if (line && (line + part).length > width) { out.push(line); line = part; } else { line += part; }
     });
-    if (line) { lines.push(line); }
-    return lines.map(function (l) { return l.trim(); }).join("<br>");
+    if (line) { out.push(line); }
+    return out.map(function (l) { return l.trim(); });
   }
+  /* A name as plotly text (escaped), a long one over lines of at most `width` (24) characters. */
+  function wrap(name, width) { return lines(String(name), width || 24).map(esc).join("<br>"); }
 
   /* A figure narrower than this (a phone) gets its legend in rows under the plot, not in a column beside it. */
   var NARROW = 640;
@@ -111,7 +119,7 @@
       layout.legend = { orientation: "h", x: 0, xanchor: "left", xref: "container", y: 0, yanchor: "bottom",
                         yref: "container", title: title ? { text: title.text, side: "top" } : undefined };
       layout.height = Math.max(layout.height || 0, 460) + 22 * named;
-      if (layout.title && layout.title.text) { layout.title.text = wrap(layout.title.text, 34); }
+      if (layout.title && layout.title.text) { layout.title.text = lines(layout.title.text, 34).join("<br>"); }
       layout.margin.t = 40 + 22 * ((layout.title && layout.title.text) || "").split("<br>").length;
     }
     ["xaxis", "yaxis"].forEach(function (axis) {
@@ -162,7 +170,7 @@
         x: rows.map(function (r) { return num(r.value); }),
         marker: { color: colour(measure), symbol: SYMBOLS[i % SYMBOLS.length], size: 10,
                   line: { color: "#ffffff", width: 1 } },
-        customdata: rows.map(function (r, k) { return [systems[k], fmt(r.value), fmt(r.low), fmt(r.high)]; }),
+        customdata: rows.map(function (r, k) { return [esc(systems[k]), fmt(r.value), fmt(r.low), fmt(r.high)]; }),
         hovertemplate: "<b>%{customdata[0]}</b><br>" + label(measure) + ": %{customdata[1]}" +
           (hasCi ? "<br>interval %{customdata[2]} to %{customdata[3]}" : "") + "<extra></extra>"
       };
@@ -294,8 +302,8 @@
         marker: paper ? { symbol: SYMBOLS[(i < 0 ? 0 : i) % SYMBOLS.length], size: 13, color: colour(parts[0]) }
                       : { symbol: SYMBOLS[(i < 0 ? 0 : i) % SYMBOLS.length] + "-open", size: 9, color: colour(parts[0]),
                           line: { width: 2 } },
-        customdata: rows.map(function (r) { return fmt(r.stability); }),
-        hovertemplate: label(parts[0]) + " (" + parts[1] + ")<br>%{x} % of the data: %{customdata}<extra></extra>"
+        customdata: rows.map(function (r) { return [fmt(r.stability), label(parts[0]) + " (" + esc(parts[1]) + ")"]; }),
+        hovertemplate: "%{customdata[1]}<br>%{x} % of the data: %{customdata[0]}<extra></extra>"
       };
     }).filter(function (t) { return t.x.length; });
     draw("fig-stability", traces, {
@@ -310,7 +318,7 @@
   (function () {
     var raters = (report.raters && report.raters.per_rater) || [];
     var alpha = report.raters ? num(report.raters.alpha) : NaN;
-    var ids = raters.map(function (r) { return r.rater; });
+    var ids = raters.map(function (r) { return esc(r.rater); });
     var layout = {
       title: { text: "Rater agreement" + (isNaN(alpha) ? "" : " (Krippendorff's \u03b1, ordinal: " + fmt(alpha) + ")") },
       xaxis: { title: { text: "Rater" }, type: "category", tickangle: ids.length > 16 ? -45 : 0 },
@@ -352,7 +360,7 @@
   // 6. Pairwise judgments: forest plot, win-fraction heatmap and consistency curves of the chosen criterion.
   var pairwise = report.pairwise || null;
   var pairwiseWords = words.pairwise || {};
-  function criterionName(c) { return (pairwiseWords.criteria || {})[c] || c; }
+  function criterionName(c) { return esc((pairwiseWords.criteria || {})[c] || c); }
   /* The criterion's systems, best Bradley-Terry rating first. */
   function pairwiseBoard(criterion) {
     return (pairwise.ratings || []).filter(function (r) { return r.criterion === criterion; })
@@ -375,7 +383,7 @@
                    array: rows.map(function (r) { return num(r[s.high]) - num(r[s.value]); }),
                    arrayminus: rows.map(function (r) { return num(r[s.value]) - num(r[s.low]); }) },
         customdata: rows.map(function (r) {
-          return [r.system, fmt(r[s.value]), fmt(r[s.low]), fmt(r[s.high]), r.wins, r.ties, r.losses, r.games];
+          return [esc(r.system), fmt(r[s.value]), fmt(r[s.low]), fmt(r[s.high]), r.wins, r.ties, r.losses, r.games];
         }),
         hovertemplate: "<b>%{customdata[0]}</b><br>" + s.name + ": %{customdata[1]}<br>2.5th to 97.5th percentile: " +
           "%{customdata[2]} to %{customdata[3]}<br>games: %{customdata[7]} (won %{customdata[4]}, tied " +
@@ -420,7 +428,7 @@
         var c = cells.find(function (x) { return x.system === s && x.opponent === o; });
         zr.push(c ? num(c.win_fraction) : null);
         tr.push(c ? fmt(c.win_fraction, 2) : "");
-        cr.push(c ? [s, o, fmt(c.win_fraction), String(c.games)] : [s, o, "", ""]);
+        cr.push(c ? [esc(s), esc(o), fmt(c.win_fraction), String(c.games)] : [esc(s), esc(o), "", ""]);
       });
       z.push(zr); text.push(tr); custom.push(cr);
     });
@@ -475,7 +483,7 @@
       var parts = key.split("\u0000");
       var mine = rows.filter(function (r) { return r.model_a === parts[0] && r.model_b === parts[1]; })
         .sort(function (a, b) { return num(a.n) - num(b.n); });
-      var colour = PALETTE[i % PALETTE.length], pair = parts[0] + " vs " + parts[1];
+      var colour = PALETTE[i % PALETTE.length], a = esc(parts[0]), b = esc(parts[1]), pair = a + " vs " + b;
       [["consistency", "solid", SYMBOLS[0]], ["sensitivity", "dash", SYMBOLS[0] + "-open"]].forEach(function (kind) {
         traces.push({
           // one legend entry per pair (its solid line); clicking it hides or shows both lines of the pair
@@ -483,10 +491,10 @@
           x: mine.map(function (r) { return num(r.n); }), y: mine.map(function (r) { return num(r[kind[0]]); }),
           line: { color: colour, dash: kind[1], width: kind[1] === "solid" ? 3 : 2 },
           marker: { color: colour, symbol: kind[2], size: 8, line: { color: colour, width: 1.5 } },
-          customdata: mine.map(function (r) { return [fmt(r[kind[0]]), r.pool, r.wins_a, r.wins_b, r.ties]; }),
-          hovertemplate: pair + "<br>n = %{x} games: " + kind[0] + " %{customdata[0]}<br>pool: %{customdata[1]} " +
-            "games (" + parts[0] + " won %{customdata[2]}, " + parts[1] + " won %{customdata[3]}, tied " +
-            "%{customdata[4]})<extra></extra>"
+          customdata: mine.map(function (r) { return [fmt(r[kind[0]]), r.pool, r.wins_a, r.wins_b, r.ties, a, b]; }),
+          hovertemplate: "%{customdata[5]} vs %{customdata[6]}<br>n = %{x} games: " + kind[0] +
+            " %{customdata[0]}<br>pool: %{customdata[1]} games (%{customdata[5]} won %{customdata[2]}, " +
+            "%{customdata[6]} won %{customdata[3]}, tied %{customdata[4]})<extra></extra>"
         });
       });
     });
@@ -538,10 +546,11 @@
     var names = unique(curve.map(function (r) { return r.system; }));
     draw("fig-edins-gamma", names.map(function (name, i) {
       var mine = curve.filter(function (r) { return r.system === name; });
-      return { type: "scatter", mode: "lines+markers", name: name, x: mine.map(function (r) { return num(r.gamma); }),
+      return { type: "scatter", mode: "lines+markers", name: esc(name),
+               x: mine.map(function (r) { return num(r.gamma); }),
                y: mine.map(function (r) { return num(r.edins); }), line: { color: PALETTE[i % PALETTE.length] },
-               marker: { symbol: SYMBOLS[i % SYMBOLS.length] },
-               hovertemplate: "<b>" + name + "</b><br>\u03b3 %{x}: e-DINS %{y:.4f}<extra></extra>" };
+               marker: { symbol: SYMBOLS[i % SYMBOLS.length] }, customdata: mine.map(function () { return esc(name); }),
+               hovertemplate: "<b>%{customdata}</b><br>\u03b3 %{x}: e-DINS %{y:.4f}<extra></extra>" };
     }), {
       title: { text: "e-DINS = DINS + \u03b3 \u00b7 PF against \u03b3 (lower is better)" },
       xaxis: { title: { text: "\u03b3" }, range: [-0.02, 1.02] },
@@ -564,12 +573,12 @@
       gz.push(zr); gt.push(tr);
     });
     draw("fig-probes-grid", models.length ? [{
-      type: "heatmap", x: styles, y: models.map(function (m) { return wrap(m); }), z: gz, text: gt,
+      type: "heatmap", x: styles.map(esc), y: models.map(function (m) { return wrap(m); }), z: gz, text: gt,
       texttemplate: "%{text}", colorscale: "Blues", xgap: 3, ygap: 3, hoverongaps: false,  // Blues: low = dark
       colorbar: { title: { text: "EGISES" }, outlinewidth: 0, thickness: 14 },
       hovertemplate: "<b>%{y}</b> · %{x}<br>EGISES %{text}<extra></extra>"
     }] : [], {
-      title: { text: "EGISES per model and prompt style \u00b7 " + probes.measure + " (darker: more personalised)" },
+      title: { text: "EGISES per model and prompt style \u00b7 " + esc(probes.measure) + " (darker: more personalised)" },
       height: Math.max(320, 190 + 44 * models.length),
       xaxis: { title: { text: "Prompt style" }, type: "category", showgrid: false },
       yaxis: { title: { text: "Model" }, type: "category", autorange: "reversed", showgrid: false }

@@ -17,6 +17,7 @@ from collections.abc import Iterator, Set
 from pathlib import Path
 from typing import Literal
 
+from metaeval.core import jsonsafe
 from metaeval.core.fileio import Problems, iter_json_values, json_type, read_text
 from survey.importers.records import MAX_KEY_LENGTH, VARIANT_SEPARATOR, SummaryRecord, variant_system
 from survey.models import REFERENCE_SYSTEM
@@ -170,7 +171,9 @@ def _jsonl_values(text: str, file: str, problems: Problems) -> Iterator[tuple[in
         if not raw.strip():
             continue
         try:
-            yield line, json.loads(raw)
+            yield line, jsonsafe.loads(raw)
         except json.JSONDecodeError as exc:
             problems.add(file, line, f"invalid JSON: {exc.msg} (column {exc.colno})")
+        except jsonsafe.JSONInputError as exc:  # nested too deeply, or a NUL character
+            problems.add(file, line, str(exc))
 

@@ -5,7 +5,8 @@ topic (``external_id`` = ``headline`` = ``topic`` = the topic id, the body its s
 :class:`~survey.models.TopicSentence` rows in file order (index 0, 1, ... as in the Zopf judgment files).
 
 All or nothing. Importing the same topic with the same sentences again changes nothing; a topic already in the
-dataset with other sentences, or one with fewer than two sentences, is an error naming the file and line.
+dataset with other sentences, one with fewer than two sentences, or a topic id longer than ``MAX_KEY_LENGTH``, is an
+error naming the file and line.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from django.db import transaction
 
 from metaeval.core.fileio import ImportFileError
 from metaeval.core.zopf_files import load_topics
+from survey.importers.records import MAX_KEY_LENGTH
 from survey.importers.store import dataset_name_check
 from survey.models import Dataset, Document, TopicSentence
 
@@ -41,6 +43,8 @@ def topics_import(path: str | Path, *, dataset: str) -> TopicsResult:
     topics = load_topics(path)
     problems: list[str] = []
     for topic in topics.values():
+        if len(topic.topic) > MAX_KEY_LENGTH:  # the document's external_id, headline and topic
+            problems.append(f'{path.name}:{topic.line}: field "topic" is longer than {MAX_KEY_LENGTH} characters')
         if len(topic.sentences) < 2:
             problems.append(f'{path.name}:{topic.line}: field "sentences": topic "{topic.topic}" has '
                             f"{len(topic.sentences)} sentence(s); a sentence pair needs at least two")

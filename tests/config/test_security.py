@@ -120,3 +120,18 @@ def test_with_a_shared_cache_two_web_processes_count_one_rate_limit(researcher, 
         assert stored, "the counter lives in Redis, where every web process sees it"
     finally:
         caches["default"].clear()
+
+
+def test_healthz_answers_over_plain_http_behind_the_https_redirect(settings):
+    """With SECURE_SSL_REDIRECT on (behind the proxy), a probe of /healthz over plain HTTP gets the health report,
+    not a 301 to https; every other page is still redirected."""
+    settings.SECURE_SSL_REDIRECT = True
+    settings.SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    client = Client()
+    health = client.get("/healthz")
+    assert health.status_code == 200 and health.json()["status"] == "ok"
+    assert client.head("/healthz").status_code == 200
+    page = client.get("/accounts/login/")
+    assert page.status_code == 301 and page["Location"] == "https://testserver/accounts/login/"
+    assert client.get("/healthz/x").status_code == 301  # only the health check itself is exempt
+    assert client.get("/accounts/login/", HTTP_X_FORWARDED_PROTO="https").status_code == 200

@@ -9,7 +9,7 @@ import pytest
 from django.core.management import call_command
 
 from metaeval.models import JudgmentSet
-from tests.e2e.test_report_browser import _log_in
+from tests.e2e.test_report_browser import RESEARCHER_PASSWORD, _log_in
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -26,8 +26,8 @@ EDGES = """() => {
 
 
 def test_the_judgment_sets_table_stays_in_its_card(live_server, browser, monkeypatch):
-    monkeypatch.setenv("DEMO_RESEARCHER_PASSWORD", "researcher-demo-pass")
-    monkeypatch.setenv("DEMO_ADMIN_PASSWORD", "admin-demo-pass")
+    monkeypatch.setenv("DEMO_RESEARCHER_PASSWORD", RESEARCHER_PASSWORD)  # DEBUG off: not the published ones
+    monkeypatch.setenv("DEMO_ADMIN_PASSWORD", RESEARCHER_PASSWORD + "-admin")
     call_command("load_demo", participants=0, sets_each=0, stdout=open(os.devnull, "w"))
     assert len(JudgmentSet.objects.get(name="demo").systems) >= 10
     for width in (1360, 1024, 390):

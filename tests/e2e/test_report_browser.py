@@ -16,14 +16,15 @@ from metaeval.models import MetaevalRun
 from tests.e2e.conftest import SHOTS
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+RESEARCHER_PASSWORD = "report-browser-pass-1"
 FIGURES = ("fig-leaderboard", "fig-heatmap", "fig-beta", "fig-stability", "fig-raters", "fig-edins-gamma")
 
 
 def _demo_report(tmp_path, monkeypatch) -> MetaevalRun:
     """The demo's accounts and a small seeded report run of its ratings."""
     monkeypatch.setenv("METAEVAL_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("DEMO_RESEARCHER_PASSWORD", "researcher-demo-pass")  # accounts with DEBUG off need them
-    monkeypatch.setenv("DEMO_ADMIN_PASSWORD", "admin-demo-pass")
+    monkeypatch.setenv("DEMO_RESEARCHER_PASSWORD", RESEARCHER_PASSWORD)  # DEBUG off: accounts need passwords of
+    monkeypatch.setenv("DEMO_ADMIN_PASSWORD", RESEARCHER_PASSWORD + "-admin")  # their own (not the published ones)
     call_command("load_demo", participants=8, sets_each=2, stdout=open(os.devnull, "w"))
     call_command("metaeval_report", "--dataset", "demo", "--study", "demo", "--measures", "rouge_l,jsd,bleu4",
                  "--aux", "rouge_l", "--seed", "3", "--n-boot", "200", "--n-permutations", "100",
@@ -36,7 +37,7 @@ def _demo_report(tmp_path, monkeypatch) -> MetaevalRun:
 def _log_in(page, live_server, next_url: str) -> None:
     page.goto(f"{live_server.url}/accounts/login/?next={next_url}")
     page.fill("input[name=username]", "researcher")
-    page.fill("input[name=password]", "researcher-demo-pass")
+    page.fill("input[name=password]", RESEARCHER_PASSWORD)
     page.click("button[type=submit]")
 
 

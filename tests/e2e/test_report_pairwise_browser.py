@@ -16,7 +16,7 @@ from metaeval.core.pipeline import RunOptions
 from metaeval.models import MetaevalRun
 from survey.models import Dataset, Study
 from tests.e2e.conftest import SHOTS
-from tests.e2e.test_report_browser import _boxes, _log_in
+from tests.e2e.test_report_browser import RESEARCHER_PASSWORD, _boxes, _log_in
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 FIGURES = ("fig-pairwise-forest", "fig-pairwise-heatmap", "fig-pairwise-consistency")
@@ -48,8 +48,8 @@ def judgments(cases: int = 24, seed: int = 5) -> bytes:
 
 def _pairwise_report(tmp_path, monkeypatch) -> MetaevalRun:
     monkeypatch.setenv("METAEVAL_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("DEMO_RESEARCHER_PASSWORD", "researcher-demo-pass")
-    monkeypatch.setenv("DEMO_ADMIN_PASSWORD", "admin-demo-pass")
+    monkeypatch.setenv("DEMO_RESEARCHER_PASSWORD", RESEARCHER_PASSWORD)
+    monkeypatch.setenv("DEMO_ADMIN_PASSWORD", RESEARCHER_PASSWORD + "-admin")
     call_command("load_demo", participants=4, sets_each=1, stdout=open(os.devnull, "w"))
     judgment_set = services.judgment_set_import(name="demo-llm-judge", data=judgments(), file_name="llm-judge.csv")
     run = services.run_enqueue(

@@ -96,7 +96,7 @@ def test_pages_need_consent_and_own_assignment(study):
     consent(other, study.slug)
     assert other.get(f"/q/{a.public_id}/").status_code == 404
     assert other.get("/q/not-a-real-id/").status_code == 404
-    assert stranger.post(f"/s/{study.slug}/", {}).status_code == 200  # consent box is required
+    assert stranger.post(f"/s/{study.slug}/", {}).status_code == 400  # consent box is required
 
 
 def test_csrf_is_enforced_on_participant_posts(study):
@@ -128,7 +128,7 @@ def test_an_over_long_crowd_id_is_reported_not_cut(dataset):
     page = client.get(f"/s/{study.slug}/?PROLIFIC_PID={long_id}").content.decode()
     assert "longer than 200 characters" in page and f'value="{long_id}"' in page
     again = client.post(f"/s/{study.slug}/", {"consent": "on", "external_id": long_id, "external_source": "prolific"})
-    assert again.status_code == 200 and "longer than 200 characters" in again.content.decode()
+    assert again.status_code == 400 and "longer than 200 characters" in again.content.decode()
     assert not Participant.objects.filter(study=study).exists()
     ok = client.get(f"/s/{study.slug}/?PROLIFIC_PID={'x' * 200}").content.decode()
     assert "longer than" not in ok

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from metaeval.core import jsonsafe
 from metaeval.core.fileio import ImporterError, decode_bytes
 
 from .cases import JudgeCase
@@ -141,9 +142,11 @@ def load_templates(path: str | Path) -> dict[str, Template]:
 def templates_from_text(text: str, file: str) -> dict[str, Template]:
     """:func:`load_templates` on a JSON text (``file`` names it in messages)."""
     try:
-        document = json.loads(text)
+        document = jsonsafe.loads(text)
     except json.JSONDecodeError as exc:
         raise TemplateError(f"{file}:{exc.lineno}: invalid JSON: {exc.msg} (column {exc.colno})") from None
+    except jsonsafe.JSONInputError as exc:  # nested too deeply, or a NUL character
+        raise TemplateError(f"{file}:1: {exc}") from None
     return templates_from_json(document, file)
 
 

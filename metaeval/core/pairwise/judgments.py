@@ -6,8 +6,9 @@ File layout (FastChat's pairwise battle export, as a table): a CSV with a header
     case_id,criterion,model_a,model_b,winner[,judge,judge_kind,run,shown_first,doc_id,reader_id]
 
 ``winner`` is ``model_a``, ``model_b``, ``tie`` or ``invalid`` (an unparseable judge answer, AuPEL sec. 3.4);
-``shown_first`` (optional) is ``model_a`` or ``model_b``; ``run`` (optional) an integer >= 1 (the repeat of an LLM
-judge); ``judge_kind`` free text such as ``human`` or ``llm``. Other columns are ignored. ``invalid`` rows are kept
+``shown_first`` (optional) is ``model_a`` or ``model_b``; ``run`` (optional) an integer from 1 to :data:`MAX_RUN`
+(the repeat of an LLM judge); ``judge`` at most :data:`MAX_JUDGE` characters; ``judge_kind`` free text such as
+``human`` or ``llm``. Other columns are ignored. ``invalid`` rows are kept
 in the table and counted, and never enter a game (:mod:`metaeval.core.pairwise.games`).
 
 Raters (:mod:`metaeval.core.exclusions`): a study export ends each row with ``review,excluded,review_note``; the
@@ -62,6 +63,10 @@ WINNERS = ("model_a", "model_b", "tie", "invalid")
 SIDES = ("model_a", "model_b")
 #: the criterion that pools the games of every criterion; reserved, a file may not use it
 OVERALL = "overall"
+#: the largest repeat number (``run``) and the longest judge name a file may carry: what a study keeps of a file
+#: judge's judgments (``survey.models.JudgeJudgment.run``, a smallint, and ``JudgeRun.name``)
+MAX_RUN = 32_767
+MAX_JUDGE = 200
 JSON_SUFFIXES = (".jsonl", ".json")
 
 
@@ -223,11 +228,11 @@ def _clean(values: list[str], line: int) -> Judgment | None:
     case_id, criterion, model_a, model_b, winner, judge, judge_kind, run, shown_first, doc_id, reader_id = values
     if (winner not in _WINNERS or model_a == model_b or criterion == OVERALL
             or not (case_id.strip() and criterion.strip() and model_a.strip() and model_b.strip())
-            or (shown_first and shown_first not in SIDES)):
+            or (shown_first and shown_first not in SIDES) or len(judge) > MAX_JUDGE):
         return None
     number: int | None = None
     if run:
-        if not (run.isascii() and run.isdigit()) or (number := int(run)) < 1:
+        if not (run.isascii() and run.isdigit()) or len(run) > 5 or not 1 <= (number := int(run)) <= MAX_RUN:
             return None
     return Judgment(case_id, criterion, model_a, model_b, winner, line, judge, judge_kind, number, shown_first,
                     doc_id, reader_id)
@@ -275,10 +280,12 @@ def _run(value: object) -> tuple[int | None, str | None]:
     number: int | None = None
     if isinstance(value, int) and not isinstance(value, bool):
         number = value
-    elif isinstance(value, str) and value.strip().lstrip("+").isdigit():
-        number = int(value)
-    if number is None or number < 1:
-        return None, f'field "run" must be an integer >= 1, found {value!r}'
+    elif isinstance(value, str) and (digits := value.strip().lstrip("+")).isdigit() and len(digits) <= 18:
+        number = int(digits)
+    if number is None or not 1 <= number <= MAX_RUN:
+        shown = repr(value)
+        return None, f'field "run" must be an integer from 1 to {MAX_RUN}, found ' \
+                     f'{shown if len(shown) <= 24 else shown[:20] + "..."}'
     return number, None
 
 
@@ -300,6 +307,8 @@ def _parse(record: Mapping[str, object], line: int, file: str, problems: Problem
     if fields["shown_first"] and fields["shown_first"] not in SIDES:
         problems.add(file, line, f'field "shown_first": unknown value "{fields["shown_first"]}" '
                      f'(expected {"|".join(SIDES)} or empty)')
+    if len(fields["judge"]) > MAX_JUDGE:
+        problems.add(file, line, f'field "judge" is longer than {MAX_JUDGE} characters')
     run, problem = _run(record.get("run"))
     if problem:
         problems.add(file, line, problem)

@@ -21,6 +21,8 @@ from metaeval.cli import (
     options_from_args,
     report_settings,
 )
+from metaeval.cli_args import at_least
+from metaeval.core.options import SEED_MAX
 from metaeval.core.pipeline import DEFAULT_AUX
 from metaeval.management.lookups import dataset_named, study_of
 from metaeval.models import MetaevalRun
@@ -33,7 +35,8 @@ class Command(BaseCommand):
         parser.add_argument("--dataset", required=True, help="name of the dataset")
         parser.add_argument("--study", help="slug of a study of that dataset (its ratings give the HJ variants)")
         add_scoring_arguments(parser, measures="rouge_l,rouge_su4,bleu4,jsd", beta_default=REPORT_BETA)
-        parser.add_argument("--seed", type=int, help="seed of every random draw (default: a fresh one, stored)")
+        parser.add_argument("--seed", type=at_least(0, SEED_MAX),
+                            help="seed of every random draw (default: a fresh one, stored)")
         add_report_arguments(parser)
         parser.add_argument("--exclude-raters", default="", help="comma-separated rater ids (P12,P15) to leave out")
         parser.add_argument("--judgments", metavar="NAME",

@@ -23,7 +23,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandParser
 from django.db import transaction
 
-from survey import demo, judge_runs, services
+from survey import demo, demo_passwords, judge_runs, services
 from survey.demo_strengths import CRITERIA, preference_strength
 from survey.models import Dataset, Reader, Study, System
 from survey.research_views import RESEARCHER_GROUP
@@ -151,37 +151,71 @@ class Command(BaseCommand):
 
     def _accounts(self) -> dict[str, tuple[str, str]]:
         """The demo's researcher and admin. The published default passwords only with DEBUG on: otherwise the
-        accounts need DEMO_RESEARCHER_PASSWORD and DEMO_ADMIN_PASSWORD, and without them none is created."""
+        accounts need DEMO_RESEARCHER_PASSWORD and DEMO_ADMIN_PASSWORD (not the published ones), without them none
+        is created, and an existing demo account that still has a published password is locked
+        (``survey.demo_passwords``)."""
         researcher_pw = os.environ.get("DEMO_RESEARCHER_PASSWORD", "")
         admin_pw = os.environ.get("DEMO_ADMIN_PASSWORD", "")
-        if not settings.DEBUG and not (researcher_pw and admin_pw):
-            self.stdout.write(
-                "no demo accounts: DEBUG is off, where the published demo passwords are refused; set "
-                "DEMO_RESEARCHER_PASSWORD and DEMO_ADMIN_PASSWORD, or create accounts with "
-                "`manage.py createsuperuser` (and add researchers to the group named researcher in the admin)"
-            )
-            return {}
-        researcher_pw = researcher_pw or "researcher-demo-pass"
-        admin_pw = admin_pw or "admin-demo-pass"
+        locked: set[str] = set()
+        if not settings.DEBUG:
+            locked = self._lock_published()
+            published = [name for name, value in (("DEMO_RESEARCHER_PASSWORD", researcher_pw),
+                                                  ("DEMO_ADMIN_PASSWORD", admin_pw)) if demo_passwords.refused(value)]
+            if published:
+                self.stdout.write(
+                    f"no demo accounts: {' and '.join(published)} "
+                    f"{'is a published demo password' if len(published) == 1 else 'are published demo passwords'}, "
+                    "refused while DEBUG is off; choose passwords of your own"
+                )
+                return {}
+            if not (researcher_pw and admin_pw):
+                self.stdout.write(
+                    "no demo accounts: DEBUG is off, where the published demo passwords are refused; set "
+                    "DEMO_RESEARCHER_PASSWORD and DEMO_ADMIN_PASSWORD, or create accounts with "
+                    "`manage.py createsuperuser` (and add researchers to the group named researcher in the admin)"
+                )
+                return {}
+        researcher_pw = researcher_pw or demo_passwords.PUBLISHED["researcher"]
+        admin_pw = admin_pw or demo_passwords.PUBLISHED["admin"]
         group, _ = Group.objects.get_or_create(name=RESEARCHER_GROUP)
         researcher, researcher_new = User.objects.get_or_create(username="researcher")
-        if researcher_new:
+        if researcher_new or "researcher" in locked:
             researcher.set_password(researcher_pw)
             researcher.save()
         researcher.groups.add(group)
         admin, admin_new = User.objects.get_or_create(
             username="admin", defaults={"is_staff": True, "is_superuser": True, "email": "admin@localhost"}
         )
-        if admin_new:
+        if admin_new or "admin" in locked:
             admin.set_password(admin_pw)
             admin.save()
         # a password hash costs a noticeable fraction of a second: a new account's password is known
         shown = {
-            "researcher": ("researcher", researcher_pw if researcher_new or researcher.check_password(researcher_pw)
-                           else "(changed)"),
-            "admin": ("admin", admin_pw if admin_new or admin.check_password(admin_pw) else "(changed)"),
+            "researcher": ("researcher", researcher_pw if researcher_new or "researcher" in locked
+                           or researcher.check_password(researcher_pw) else "(changed)"),
+            "admin": ("admin", admin_pw if admin_new or "admin" in locked or admin.check_password(admin_pw)
+                      else "(changed)"),
         }
         return shown
+
+    def _lock_published(self) -> set[str]:
+        """DEBUG off: a demo account (made with DEBUG on, as `make demo` does) whose password is still a published
+        one can no longer log in; the message says how to give it a new one. Returns the demo accounts without a
+        usable password (locked now or by an earlier run), which DEMO_*_PASSWORD then sets."""
+        locked = set()
+        for user in User.objects.filter(username__in=list(demo_passwords.PUBLISHED)).order_by("username"):
+            if not user.has_usable_password():
+                locked.add(user.username)
+            elif demo_passwords.lock_published(user):
+                locked.add(user.username)
+                variable = f"DEMO_{user.username.upper()}_PASSWORD"
+                self.stdout.write(
+                    f"demo account {user.username}: its password was a published demo password, refused while DEBUG "
+                    f"is off; the account can no longer log in. Give it a new password with `manage.py "
+                    f"changepassword {user.username}`, or run load_demo again with DEMO_RESEARCHER_PASSWORD and "
+                    f"DEMO_ADMIN_PASSWORD set (then {variable} is its password)."
+                )
+        return locked
 
     def _study(self, dataset: Dataset) -> tuple[Study, bool]:
         existing = Study.objects.filter(slug=DEMO_STUDY).first()

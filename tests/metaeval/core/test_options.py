@@ -80,3 +80,18 @@ def test_report_settings_checked_and_converted() -> None:
     with pytest.raises(OptionError, match="missing_system must be one of discard-sample, drop-system"):
         check_settings({"missing_system": "ignore"})
     assert check_all(REPORT_OPTIONS, {}, what="report setting") == {}
+
+
+def test_an_integer_option_never_exceeds_a_bigint() -> None:
+    """Whatever its own bounds, an integer option refuses what no database integer column holds (2**70 reached
+    PostgreSQL as "bigint out of range", SQLite as OverflowError)."""
+    from metaeval.core.options import BIGINT_MAX
+
+    free = Option("k", 1, "any integer", kind=int)
+    assert free.check(BIGINT_MAX) == BIGINT_MAX and free.check(-BIGINT_MAX - 1) == -BIGINT_MAX - 1
+    for bad in (2**70, str(2**63), -(2**63) - 1):
+        with pytest.raises(OptionError, match=r"k must be an integer of at most 19 digits \(from -9223372036854775808 "
+                                              r"to 9223372036854775807\)"):
+            free.check(bad)
+    with pytest.raises(OptionError, match="n must be an integer >= 1 of at most 19 digits"):
+        Option("n", 5, "count", kind=int, low=1).check(2**70)

@@ -323,3 +323,11 @@ def test_alpha_groups_quote_all_when_no_unit_compares_different_texts() -> None:
     assert report["texts"]["identical"]["alpha"] == pytest.approx(report["alpha"], abs=1e-15)
     unknown = overall_report(rows, n_boot=20, seed=0, identical={})
     assert unknown["texts"]["n_unknown_texts"] == len(rows)
+
+
+def test_rater_ids_sort_naturally_even_with_endless_digits():
+    """P9 before P10; an id of more digits than int() converts (4300) sorts as text instead of raising."""
+    from metaeval.core.raters import _natural_key
+
+    endless = "P" + "9" * 5000
+    assert sorted(["P10", endless, "P9"], key=_natural_key) == ["P9", "P10", endless]

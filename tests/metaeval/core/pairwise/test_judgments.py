@@ -54,7 +54,7 @@ def test_every_problem_is_listed_with_file_line_and_field(tmp_path):
     assert problems[0] == 'bad.csv:2: field "winner": unknown value "A wins" (expected model_a|model_b|tie|invalid)'
     assert problems[1].startswith('bad.csv:3: field "model_b": the same system as model_a ("A")')
     assert problems[2].startswith('bad.csv:4: field "shown_first": unknown value "left"')
-    assert problems[3] == "bad.csv:4: field \"run\" must be an integer >= 1, found '0'"
+    assert problems[3] == "bad.csv:4: field \"run\" must be an integer from 1 to 32767, found '0'"
     assert problems[4] == 'bad.csv:5: field "case_id" must not be empty'
     assert problems[5].startswith('bad.csv:5: field "criterion": "overall" is reserved')
     assert len(problems) == 6
