@@ -12,10 +12,10 @@ from api import selectors as api_selectors
 from metaeval import selectors as metaeval_selectors
 from metaeval.core.measures.registry import MEASURES, NEURAL, measure_option_names
 from metaeval.core.options import SEED_MAX, OptionError
-from metaeval.core.perseval import PARAMETERS
-from metaeval.core.pipeline import COLUMNS, DEFAULT_AUX, RunOptions
-from metaeval.core.report import REPORT_OPTIONS
-from metaeval.core.report import check_settings as check_report_settings
+from metaeval.core.perseval.measure import PARAMETERS
+from metaeval.core.perseval.pipeline import COLUMNS, DEFAULT_AUX, RunOptions
+from metaeval.core.perseval.report import REPORT_OPTIONS
+from metaeval.core.perseval.report import check_settings as check_report_settings
 from metaeval.models import JudgmentSet, MetaevalRun
 from metaeval.option_fields import OptionSerializerField
 from metaeval.run_policy import measure_options_problems
@@ -152,7 +152,7 @@ class RunListSerializer(RunSerializer):
 
 
 class ScoreRowSerializer(serializers.Serializer):
-    """One row of the score table (``metaeval.core.pipeline.COLUMNS``); NaN is null."""
+    """One row of the score table (``metaeval.core.perseval.pipeline.COLUMNS``); NaN is null."""
 
     system = serializers.CharField()
     measure = serializers.CharField(help_text='A distance measure, or "hj:<aux>" for an HJ variant.')
@@ -262,7 +262,8 @@ class RunCreateSerializer(serializers.Serializer):
     )
 
     def get_fields(self) -> dict[str, serializers.Field]:
-        """The PerSEval parameters from :data:`metaeval.core.perseval.PARAMETERS` (checked as the CLI checks)."""
+        """The PerSEval parameters from :data:`metaeval.core.perseval.measure.PARAMETERS` (checked as the CLI
+        checks)."""
         fields = super().get_fields()
         for option in PARAMETERS:
             fields[option.name] = OptionSerializerField(option)

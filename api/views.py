@@ -466,8 +466,8 @@ class RunReport(APIView):
     @extend_schema(
         summary="A finished report run's report document",
         description="Parameters (with the seed), figure data and every table (`tables`: name -> rows), as "
-        "`metaeval.core.report.build_report` returns it; NaN as null. 409 while the run is not done, or when it "
-        "is not a report run.",
+        "`metaeval.core.perseval.report.build_report` returns it; NaN as null. 409 while the run is not done, or "
+        "when it is not a report run.",
         responses={200: OpenApiTypes.OBJECT, 404: _DETAIL, 409: OpenApiTypes.OBJECT, **_ERRORS},
         tags=["runs"],
     )

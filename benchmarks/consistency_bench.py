@@ -3,7 +3,7 @@
     python benchmarks/consistency_bench.py [--pool 1000] [--repetitions 5000] [--loop-repetitions 100] [--seed 0]
 
 Pool (seeded): ``--pool`` per-case outcomes, 50% a, 38% b, 12% tie. Grid: 10 sizes, 25 .. 1000 (1000 = the whole
-pool, 1200 > pool draws with replacement). Ours: :func:`metaeval.core.pairwise_consistency.consistency_curve`
+pool, 1200 > pool draws with replacement). Ours: :func:`metaeval.core.pairwise.consistency.consistency_curve`
 with ``--repetitions`` (counts drawn at once, p-values from a table). The straightforward way: for each size and
 repetition, draw two index samples with ``Generator.choice``, count wins and losses, call
 ``scipy.stats.binomtest`` on each; run with ``--loop-repetitions`` and scaled to ``--repetitions``. Also checks
@@ -23,7 +23,7 @@ from scipy.stats import binomtest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from metaeval.core.pairwise_consistency import binomial_p_values, consistency_curve  # noqa: E402
+from metaeval.core.pairwise.consistency import binomial_p_values, consistency_curve  # noqa: E402
 
 SIZES = (25, 50, 75, 100, 150, 200, 300, 500, 1000, 1200)
 

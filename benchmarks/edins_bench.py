@@ -3,7 +3,7 @@
     python benchmarks/edins_bench.py [--docs 3840] [--normalise default|literal] [--repeat 1]
 
 The corpus is :func:`benchmarks.metaeval_bench.make_corpus` (seeded: 3840 documents with 400-700-word bodies, 3-5
-readers each, 10 systems). Prints the machine, the corpus, and the wall time of :func:`metaeval.core.edins.
+readers each, 10 systems). Prints the machine, the corpus, and the wall time of :func:`metaeval.core.edins.measure.
 edins_scores` for all 10 systems (tokenising, distributions, JSDs and scoring). Not run by the tests.
 """
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.metaeval_bench import make_corpus  # noqa: E402
-from metaeval.core.edins import edins_scores  # noqa: E402
+from metaeval.core.edins.measure import edins_scores  # noqa: E402
 
 
 def main() -> int:

@@ -27,11 +27,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from metaeval.core.cache import DistanceCache  # noqa: E402
-from metaeval.core.corpus import Corpus, Document  # noqa: E402
-from metaeval.core.distances import default_workers  # noqa: E402
-from metaeval.core.perseval import Params  # noqa: E402
-from metaeval.core.pipeline import RunOptions, run_scores  # noqa: E402
+from metaeval.core.io.corpus import Corpus, Document  # noqa: E402
+from metaeval.core.measures.cache import DistanceCache  # noqa: E402
+from metaeval.core.measures.distances import default_workers  # noqa: E402
+from metaeval.core.perseval.measure import Params  # noqa: E402
+from metaeval.core.perseval.pipeline import RunOptions, run_scores  # noqa: E402
 
 PERSONALIZED = [f"pers_{i}" for i in range(5)]
 GENERIC = [f"generic_{i}" for i in range(5)]

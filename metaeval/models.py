@@ -4,7 +4,7 @@ A run is written by :mod:`metaeval.services` only: :func:`~metaeval.services.run
 ``manage.py metaeval_run``) or :func:`~metaeval.services.run_enqueue` then a Celery worker's
 :func:`~metaeval.services.run_process` (the researcher pages and the API), which holds a lease on the run while
 it works (``worker``, ``lease_expires_at``, ``attempts``). The JSON result fields hold exactly
-:func:`metaeval.core.records.run_document` of the run's result (NaN and infinities as null).
+:func:`metaeval.core.io.records.run_document` of the run's result (NaN and infinities as null).
 """
 from __future__ import annotations
 
@@ -103,7 +103,7 @@ class MetaevalRun(models.Model):
     report = models.JSONField(
         default=dict,
         blank=True,
-        help_text="kind=report: metaeval.core.report.build_report's document (tables, figures).",
+        help_text="kind=report: metaeval.core.perseval.report.build_report's document (tables, figures).",
     )
     error = models.TextField(blank=True)
     attempts = models.PositiveSmallIntegerField(default=0, help_text="How many times a worker took the run.")

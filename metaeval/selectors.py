@@ -9,8 +9,8 @@ from collections.abc import Iterable, Sequence
 from django.db.models import QuerySet
 
 from metaeval.assets import PLOTLY_FIX, PLOTLY_JS
-from metaeval.core.corpus import Corpus, Document, RatingTable, systems_in_order
-from metaeval.core.loaders import ratings_from_rows
+from metaeval.core.io.corpus import Corpus, Document, RatingTable, systems_in_order
+from metaeval.core.io.loaders import ratings_from_rows
 from metaeval.core.pairwise.judgments import JudgmentTable, judgments_from_bytes
 from metaeval.models import JudgmentSet, MetaevalRun
 from survey.models import RATING_MAX, RATING_MIN, Assignment, Dataset, Study, Summary
@@ -200,7 +200,7 @@ def run_progress(run: MetaevalRun) -> dict[str, object]:
 
 def run_record(run: MetaevalRun) -> dict[str, object]:
     """Everything stored about a run as JSON-ready data: who/what/when, then the fields of
-    :func:`metaeval.core.records.run_document` (``models`` for the measure models) and the data hash."""
+    :func:`metaeval.core.io.records.run_document` (``models`` for the measure models) and the data hash."""
     return {
         "id": run.pk,
         "kind": run.kind,

@@ -29,19 +29,19 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from metaeval import leases, selectors
-from metaeval.core import studies
-from metaeval.core.cache import DistanceCache, open_cache
-from metaeval.core.corpus import MissingSummary
+from metaeval.core.io.corpus import MissingSummary
+from metaeval.core.io.records import run_document
+from metaeval.core.measures.cache import DistanceCache, open_cache
 from metaeval.core.measures.registry import MEASURES
 from metaeval.core.options import SEED_MAX
 from metaeval.core.pairwise.games import criteria_games, require_games, systems_in_order
 from metaeval.core.pairwise.judgments import judgments_from_bytes
 from metaeval.core.pairwise.report import build_pairwise_report
-from metaeval.core.pipeline import Distribute, Progress, ProgressEvent, RunOptions, RunResult, run_scores
+from metaeval.core.perseval import studies
+from metaeval.core.perseval.pipeline import Distribute, Progress, ProgressEvent, RunOptions, RunResult, run_scores
+from metaeval.core.perseval.report import build_report
+from metaeval.core.perseval.report import check_settings as check_report_settings
 from metaeval.core.progress import ProgressTracker, planned_steps
-from metaeval.core.records import run_document
-from metaeval.core.report import build_report
-from metaeval.core.report import check_settings as check_report_settings
 from metaeval.leases import RowLease, lease_duration
 from metaeval.models import JudgmentSet, MetaevalRun
 from survey import exporting
@@ -233,7 +233,7 @@ def _execute(
 
 def _report_settings(parameters: Mapping[str, object]) -> dict[str, Any]:
     """The report settings a run carries in ``parameters["report"]`` (checked when it was queued, and again by
-    :func:`~metaeval.core.report.build_report` itself)."""
+    :func:`~metaeval.core.perseval.report.build_report` itself)."""
     given = parameters.get("report") or {}
     return dict(given) if isinstance(given, Mapping) else {}
 
@@ -251,9 +251,9 @@ def run_execute(
     store the run.
 
     The row is created first (status ``running``) and finished as ``done`` with everything
-    :func:`metaeval.core.records.run_document` records, or as ``failed`` with the error message, after which the
+    :func:`metaeval.core.io.records.run_document` records, or as ``failed`` with the error message, after which the
     exception is re-raised (with a note naming the run). :func:`run_execute_with_result` also returns the
-    in-memory :class:`~metaeval.core.pipeline.RunResult`, whose floats keep NaN.
+    in-memory :class:`~metaeval.core.perseval.pipeline.RunResult`, whose floats keep NaN.
     """
     return run_execute_with_result(
         dataset=dataset, study=study, options=options, user=user, cache=cache, progress=progress
@@ -307,7 +307,7 @@ def run_enqueue(
 ) -> MetaevalRun:
     """A ``queued`` run for a Celery worker (:func:`run_launch`) or :func:`run_process` here.
 
-    ``kind="report"`` also builds the full report (:func:`metaeval.core.report.build_report`: CIs, permutation
+    ``kind="report"`` also builds the full report (:func:`metaeval.core.perseval.report.build_report`: CIs, permutation
     tests, beta ablation, stability, Borda-Kendall, rater agreement) with ``report`` settings (``n_boot``,
     ``resample``, ...); its random draws use ``seed`` (a fresh one is drawn and stored when none is given). A
     ``judgment_set`` (report runs only) adds the pairwise section (conventions sec. 17, item 11).

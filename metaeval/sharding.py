@@ -30,10 +30,10 @@ from django.db.models import Count, F, Sum
 from django.utils import timezone
 
 from metaeval import selectors
-from metaeval.core.cache import DistanceCache, open_cache, pair_digests
-from metaeval.core.distances import compute
 from metaeval.core.measures.base import Measure
-from metaeval.core.pipeline import RunOptions, plan_run, prepare_measure
+from metaeval.core.measures.cache import DistanceCache, open_cache, pair_digests
+from metaeval.core.measures.distances import compute
+from metaeval.core.perseval.pipeline import RunOptions, plan_run, prepare_measure
 from metaeval.leases import Heartbeat, lease_duration
 from metaeval.models import MetaevalRun, RunShard
 from metaeval.services import RunLease
@@ -127,7 +127,7 @@ def shard_compute(
 
 
 class RunDistributor:
-    """The coordinator's ``distribute`` hook (:data:`~metaeval.core.pipeline.Distribute`) for one run: shards a
+    """The coordinator's ``distribute`` hook (:data:`~metaeval.core.perseval.pipeline.Distribute`) for one run: shards a
     measure's missing distances, sends helpers, works through pending shards itself and returns when all are done,
     with the figures ``shards``, ``shard_workers`` and ``shard_computed`` for the measure's compute stats."""
 

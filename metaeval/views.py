@@ -22,15 +22,15 @@ from django.views.decorators.http import require_http_methods, require_safe
 from config.uploads import LimitedFileField
 from metaeval import selectors, services
 from metaeval.assets import PLOTLY_JS, REPORT_JS
-from metaeval.cli import REPORT_BETA
+from metaeval.cli.scoring import REPORT_BETA
 from metaeval.core import display
-from metaeval.core.fileio import ImporterError
+from metaeval.core.io.fileio import ImporterError
+from metaeval.core.io.records import table_columns, write_csv
 from metaeval.core.measures.registry import LEXICAL, MEASURES, NEURAL
 from metaeval.core.options import SEED_MAX, Option
-from metaeval.core.perseval import PARAMETERS
-from metaeval.core.pipeline import COLUMNS, DEFAULT_AUX, RunOptions
-from metaeval.core.records import table_columns, write_csv
-from metaeval.core.report import REPORT_OPTIONS
+from metaeval.core.perseval.measure import PARAMETERS
+from metaeval.core.perseval.pipeline import COLUMNS, DEFAULT_AUX, RunOptions
+from metaeval.core.perseval.report import REPORT_OPTIONS
 from metaeval.models import JudgmentSet, MetaevalRun
 from metaeval.option_fields import form_field
 from survey import import_jobs

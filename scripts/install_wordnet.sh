@@ -8,7 +8,7 @@
 # unavailable, naming the fix. Without it (make wordnet, make test) that is an error.
 #
 # DATA_DIR is the NLTK data directory to fill. Default: the first entry of $NLTK_DATA if set, else
-# <repo>/.venv/nltk_data (the virtualenv's sys.prefix/nltk_data, which metaeval.core.nltkdata and NLTK itself
+# <repo>/.venv/nltk_data (the virtualenv's sys.prefix/nltk_data, which metaeval.core.measures.nltkdata and NLTK itself
 # search). What it does:
 #   1. installs the Debian packages wordnet-base (data.*, index.*, *.exc, cntlist.rev) and wordnet-sense-index
 #      (index.sense) if their files are missing (apt-get, quiet, non-interactive; sudo only when not root);

@@ -13,7 +13,7 @@ from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 
 from config.uploads import LimitedFileField
-from metaeval.core.fileio import ImporterError
+from metaeval.core.io.fileio import ImporterError
 from survey import import_jobs, selectors, services
 from survey.admin_study_form import FIELDSETS, READONLY, StudyAdminForm
 from survey.importers import files as import_files

@@ -13,7 +13,7 @@ Simulated raters read a pair and answer on the 1-6 scale. They differ in care, a
   a pair;
 * **random clicker** (``sim-17``): any value from 1 to 6 with equal chance, about 4 seconds a pair.
 
-The rater checks of a report (:func:`metaeval.core.raters.rater_report`) single out the two careless raters: the
+The rater checks of a report (:func:`metaeval.core.stats.raters.rater_report`) single out the two careless raters: the
 straight-liner straight-lines every set (``straightlined_share`` 1) and the random clicker does not agree with
 the others (``spearman_with_others`` near 0); both work in a fraction of the careful raters' time and leaving
 either out raises alpha (``alpha_change`` > 0).

@@ -13,7 +13,7 @@ import json
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, TextIO
 
-from metaeval.core.fileio import spreadsheet_safe
+from metaeval.core.io.fileio import spreadsheet_safe
 from survey.selectors import EXPORT_COLUMNS, JUDGMENT_COLUMNS
 
 if TYPE_CHECKING:
@@ -28,7 +28,7 @@ EXPORT_BATCH = 1000
 
 def write_ratings(rows: Iterable[dict[str, object]], out: TextIO | OutputWrapper, fmt: str) -> int:
     """Write rows in ``fmt``; returns the number of rows written. CSV always has the header line and its text cells
-    spreadsheet-safe (:func:`metaeval.core.fileio.spreadsheet_safe`); JSON Lines keep the values as they are."""
+    spreadsheet-safe (:func:`metaeval.core.io.fileio.spreadsheet_safe`); JSON Lines keep the values as they are."""
     return write_export(rows, out, fmt, list(EXPORT_COLUMNS))
 
 

@@ -34,7 +34,7 @@ from django.utils import timezone
 
 from metaeval import leases
 from metaeval import services as metaeval_services
-from metaeval.core.fileio import ImporterError
+from metaeval.core.io.fileio import ImporterError
 from metaeval.leases import RowLease, lease_duration
 from survey import judge_runs
 from survey.importers import files as import_files

@@ -21,7 +21,7 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from metaeval.core.fileio import Problems
+from metaeval.core.io.fileio import Problems
 from metaeval.core.judges.base import JudgeConfigError
 from metaeval.core.judges.factory import judge_concurrency, judge_name
 from metaeval.core.judges.plan import DEFAULT_RUNS, PlanError, plan

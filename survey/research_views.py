@@ -16,7 +16,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpRe
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
-from metaeval.core.fileio import ImporterError
+from metaeval.core.io.fileio import ImporterError
 from metaeval.core.judges.prompts import DEFAULT_TEMPLATES, templates_json
 from survey import exporting, import_jobs, import_selectors, judge_endpoints, judge_runs, selectors, services
 from survey.forms import DesignCostForm, JudgeRunForm, JudgmentFileForm

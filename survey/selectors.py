@@ -11,10 +11,10 @@ from decimal import ROUND_HALF_UP, Decimal
 from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
-from metaeval.core.corpus import same_text
-from metaeval.core.exclusions import REVIEW_COLUMNS
+from metaeval.core.io.corpus import same_text
+from metaeval.core.io.exclusions import REVIEW_COLUMNS
 from metaeval.core.judges.cases import JudgeCase
-from metaeval.core.raters import RaterQuality, rater_report
+from metaeval.core.stats.raters import RaterQuality, rater_report
 from survey import design, pairwise_design
 from survey.models import (
     REFERENCE_SYSTEM,
@@ -81,7 +81,7 @@ def dataset_systems(*, dataset: Dataset) -> QuerySet[System]:
 def documents_with_completeness(documents: QuerySet[Document]) -> QuerySet[Document]:
     """``documents`` annotated with ``summary_count`` and ``summaries_expected``: every reader with a summary of the
     document needs their own ("user") one and one from each system of the dataset, as a run with "stop the run"
-    for missing summaries requires (``metaeval.core.corpus.Document.readers_for``)."""
+    for missing summaries requires (``metaeval.core.io.corpus.Document.readers_for``)."""
     systems_in_dataset = (
         Summary.objects.filter(document__dataset=OuterRef("dataset"))
         .order_by()
@@ -308,7 +308,7 @@ class PlannedQuestionnaire:
     reader_j: Reader
     reader_k: Reader
     pairs: list[tuple[Summary, Summary]]  # (summary_j, summary_k) per system of spec.systems, reference first
-    identical: list[bool]  # per pair: the two texts are the same (metaeval.core.corpus.same_text)
+    identical: list[bool]  # per pair: the two texts are the same (metaeval.core.io.corpus.same_text)
 
     @property
     def visible(self) -> int:
@@ -485,7 +485,7 @@ class ParticipantRow:
     codes: list[str]  # completion codes of the completed sets, in completion order
     seconds_on_task: float  # sum over completed sets of completed_at - claimed_at
     seconds_per_pair: float | None  # median over completed sets of (completed_at - claimed_at) / pairs shown
-    quality: RaterQuality | None  # from metaeval.core.raters.rater_report (automatic ratings left out)
+    quality: RaterQuality | None  # from metaeval.core.stats.raters.rater_report (automatic ratings left out)
     attention_passed: int
     attention_total: int
     flags: list[str]

@@ -17,7 +17,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count, Exists, OuterRef
 from django.utils import timezone
 
-from metaeval.core.corpus import same_text
+from metaeval.core.io.corpus import same_text
 from survey import design, selectors
 from survey.models import (
     RATING_MAX,

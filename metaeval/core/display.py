@@ -134,8 +134,8 @@ MEASURE_NAMES = {
     "rouge_l": "ROUGE-L", "rouge_su4": "ROUGE-SU4", "bleu1": "BLEU-1", "bleu4": "BLEU-4", "jsd": "JSD",
     "meteor": "METEOR", "bertscore": "BERTScore", "infolm": "InfoLM",
 }
-HJ_PREFIX = "hj:"  # as metaeval.core.pipeline.HJ_PREFIX (not imported: this module stays light)
-FEEDBACK_HJ_PREFIX = "hj-openai:"  # as metaeval.core.pipeline.FEEDBACK_HJ_PREFIX
+HJ_PREFIX = "hj:"  # as metaeval.core.perseval.pipeline.HJ_PREFIX (not imported: this module stays light)
+FEEDBACK_HJ_PREFIX = "hj-openai:"  # as metaeval.core.perseval.pipeline.FEEDBACK_HJ_PREFIX
 
 METHOD_NAMES = {"pearson": "Pearson r", "spearman": "Spearman ρ", "kendall": "Kendall τ"}
 

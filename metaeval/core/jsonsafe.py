@@ -4,7 +4,7 @@ stores none in text or JSON, SQLite would keep them: both databases refuse them 
 too long for Python to convert (a bare ``ValueError`` otherwise).
 
 One rule for the HTTP API's JSON parser (``api.parsers``), the JSON files the importers read
-(:func:`metaeval.core.fileio.iter_json_values`) and the admin's JSON fields (``survey.json_fields``). No Django here.
+(:func:`metaeval.core.io.fileio.iter_json_values`) and the admin's JSON fields (``survey.json_fields``). No Django here.
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """One definition of every number or word a run request carries: its type, bounds or choices, default and help.
 
-The PerSEval hyper-parameters (:data:`metaeval.core.perseval.PARAMETERS`) and the report settings
-(:data:`metaeval.core.report.REPORT_OPTIONS`) are tables of :class:`Option`; the command line's flags
+The PerSEval hyper-parameters (:data:`metaeval.core.perseval.measure.PARAMETERS`) and the report settings
+(:data:`metaeval.core.perseval.report.REPORT_OPTIONS`) are tables of :class:`Option`; the command line's flags
 (``metaeval.cli``), the run form (``metaeval.views``) and the API serializer (``api.serializers``) are built from
 them, and :meth:`Option.check` is the only validation: what one entry point accepts, every other accepts.
 """

@@ -1,4 +1,5 @@
-"""A run's progress, counted from its :class:`~metaeval.core.pipeline.ProgressEvent` stream: the run page's (the
+"""A run's progress, counted from its :class:`~metaeval.core.perseval.pipeline.ProgressEvent` stream: the run page's
+(the
 worker's :class:`metaeval.services.ProgressRecorder` stores it in the run's row) and the command line's
 (:class:`TerminalProgress` draws it as a bar on stderr). No Django.
 
@@ -15,7 +16,7 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import TextIO
 
-from metaeval.core.pipeline import Progress, ProgressEvent, RunOptions
+from metaeval.core.perseval.pipeline import Progress, ProgressEvent, RunOptions
 
 __all__ = ["ProgressTracker", "TerminalProgress", "is_terminal", "planned_steps"]
 

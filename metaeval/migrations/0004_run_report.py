@@ -13,6 +13,6 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='metaevalrun',
             name='report',
-            field=models.JSONField(blank=True, default=dict, help_text="kind=report: metaeval.core.report.build_report's document (tables, figures)."),
+            field=models.JSONField(blank=True, default=dict, help_text="kind=report: metaeval.core.perseval.report.build_report's document (tables, figures)."),
         ),
     ]

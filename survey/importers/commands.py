@@ -7,7 +7,7 @@ from pathlib import Path
 
 from django.core.management.base import CommandError
 
-from metaeval.core.fileio import ImporterError
+from metaeval.core.io.fileio import ImporterError
 
 
 def existing_file(value: str) -> Path:

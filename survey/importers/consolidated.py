@@ -1,6 +1,6 @@
 """Import the consolidated JSON dataset format (docs/conventions.md section 2) into records.
 
-The file is read by the metaeval core's parser (:func:`metaeval.core.loaders.load_corpus`: the same rules and
+The file is read by the metaeval core's parser (:func:`metaeval.core.io.loaders.load_corpus`: the same rules and
 messages as ``python -m metaeval``); this module adds only what the database needs: ids, names, category and
 topic of at most ``MAX_KEY_LENGTH`` characters, summaries that are text (``null`` counts as missing), and with
 ``missing="error"`` every reader of a document having a ``"user"`` summary and one from each system that any
@@ -12,9 +12,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
-from metaeval.core.corpus import Document
-from metaeval.core.fileio import json_type
-from metaeval.core.loaders import MSD, load_corpus
+from metaeval.core.io.corpus import Document
+from metaeval.core.io.fileio import json_type
+from metaeval.core.io.loaders import MSD, load_corpus
 from survey.importers.records import (
     MAX_KEY_LENGTH,
     DatasetRecords,

@@ -8,7 +8,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from metaeval.core.surrogates import SurrogateResult
+from metaeval.core.feedback.surrogates import SurrogateResult
 from survey.importers import store
 from survey.importers.consolidated import Missing, parse_consolidated
 from survey.importers.pens import parse_pens

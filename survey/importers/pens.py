@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from metaeval.core.corpus import REFERENCE as REFERENCE_SYSTEM
-from metaeval.core.fileio import Problems, iter_lines
+from metaeval.core.io.corpus import REFERENCE as REFERENCE_SYSTEM
+from metaeval.core.io.fileio import Problems, iter_lines
 from survey.importers.records import (
     MAX_KEY_LENGTH,
     DatasetRecords,

@@ -16,7 +16,7 @@ from django.core.validators import validate_slug
 from django.db import models, transaction
 from django.utils.text import slugify
 
-from metaeval.core.fileio import ImporterError
+from metaeval.core.io.fileio import ImporterError
 from survey.importers.records import DatasetRecords
 from survey.models import REFERENCE_SYSTEM, Dataset, Document, Reader, Summary, System
 

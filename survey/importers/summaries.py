@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Literal
 
 from metaeval.core import jsonsafe
-from metaeval.core.fileio import Problems, iter_json_values, json_type, read_text
+from metaeval.core.io.fileio import Problems, iter_json_values, json_type, read_text
 from survey.importers.records import MAX_KEY_LENGTH, VARIANT_SEPARATOR, SummaryRecord, variant_system
 from survey.models import REFERENCE_SYSTEM
 

@@ -1,5 +1,5 @@
 """Topics of a sentence preference study (Zopf sec. 3; docs/conventions.md sec. 18-19): the source sentences S* of
-each topic, read from a Zopf topics file (``metaeval.core.zopf_files.load_topics``: JSON Lines ``{"topic": ...,
+each topic, read from a Zopf topics file (``metaeval.core.pairwise.zopf_files.load_topics``: JSON Lines ``{"topic": ...,
 "sentences": [...]}``, or ``"documents"`` split by Punkt) and stored as one :class:`~survey.models.Document` per
 topic (``external_id`` = ``headline`` = ``topic`` = the topic id, the body its sentences one per line) with its
 :class:`~survey.models.TopicSentence` rows in file order (index 0, 1, ... as in the Zopf judgment files).
@@ -15,8 +15,8 @@ from pathlib import Path
 
 from django.db import transaction
 
-from metaeval.core.fileio import ImportFileError
-from metaeval.core.zopf_files import load_topics
+from metaeval.core.io.fileio import ImportFileError
+from metaeval.core.pairwise.zopf_files import load_topics
 from survey.importers.records import MAX_KEY_LENGTH
 from survey.importers.store import dataset_name_check
 from survey.models import Dataset, Document, TopicSentence

@@ -6,7 +6,7 @@ from django.db import migrations, models
 
 def mark_identical_items(apps, schema_editor):
     """Items generated before the flag existed: identical when the texts are equal after collapsing whitespace
-    (metaeval.core.corpus.same_text)."""
+    (metaeval.core.io.corpus.same_text)."""
     Item = apps.get_model("survey", "Item")
     same = [
         pk

@@ -11,8 +11,8 @@ from django.core.management import call_command
 from drf_spectacular.validation import validate_schema
 
 from metaeval import selectors, services
-from metaeval.core.perseval import Params
-from metaeval.core.pipeline import COLUMNS, RunOptions
+from metaeval.core.perseval.measure import Params
+from metaeval.core.perseval.pipeline import COLUMNS, RunOptions
 from metaeval.models import MetaevalRun
 from survey import exporting
 from survey.selectors import ratings_export_rows, study_progress
@@ -271,7 +271,7 @@ def test_validation_messages_say_what_is_wrong(researcher_api, study):
     assert 'Unknown dataset "nope"' in error({"dataset": "nope"}, "dataset")
     assert "Unknown measure rouge_x" in error({"dataset": "tiny", "measures": "rouge_l,rouge_x"}, "measures")
     assert "need a study" in error({"dataset": "tiny", "aux": "rouge_l"}, "aux")
-    # the command line's, the run form's and the API's one check (metaeval.core.perseval.PARAMETERS)
+    # the command line's, the run form's and the API's one check (metaeval.core.perseval.measure.PARAMETERS)
     assert error({"dataset": "tiny", "beta": 12}, "beta") == "beta must be a finite number from -10 to 10; got 12"
     assert "n_boot must be an integer from 1 to 1000000; got 0" in error(
         {"dataset": "tiny", "kind": "report", "report": {"n_boot": 0}}, "report"

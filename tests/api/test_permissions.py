@@ -9,7 +9,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from metaeval import services
-from metaeval.core.pipeline import RunOptions
+from metaeval.core.perseval.pipeline import RunOptions
 from metaeval.models import MetaevalRun
 from tests.api.conftest import PASSWORD
 

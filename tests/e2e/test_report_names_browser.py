@@ -10,7 +10,7 @@ import itertools
 import pytest
 
 from metaeval import services
-from metaeval.core.pipeline import RunOptions
+from metaeval.core.perseval.pipeline import RunOptions
 from metaeval.models import MetaevalRun
 from tests.conftest import build_dataset, build_study
 from tests.metaeval.test_views_runs import rate_all

@@ -12,7 +12,7 @@ from django.core.management import call_command
 
 from metaeval import services
 from metaeval.core import display
-from metaeval.core.pipeline import RunOptions
+from metaeval.core.perseval.pipeline import RunOptions
 from metaeval.models import MetaevalRun
 from survey.models import Dataset, Study
 from tests.e2e.conftest import SHOTS

@@ -5,7 +5,7 @@ import pytest
 from django.contrib.auth.models import Group, User
 
 from metaeval import services
-from metaeval.core.pipeline import RunOptions
+from metaeval.core.perseval.pipeline import RunOptions
 from metaeval.models import MetaevalRun
 from survey.research_views import RESEARCHER_GROUP
 from tests.conftest import build_dataset

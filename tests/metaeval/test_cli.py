@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from metaeval.cli import main
-from metaeval.core.records import number
+from metaeval.core.io.records import number
 from tests.metaeval.cli_run import run
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -199,7 +199,7 @@ def test_report_full_options_need_full(tmp_path):
     ],
 )
 def test_parameters_are_checked_by_their_one_definition(argv, message, capsys):
-    """The flags come from metaeval.core.perseval.PARAMETERS and report.REPORT_OPTIONS, whose check also runs in
+    """The flags come from metaeval.core.perseval.measure.PARAMETERS and report.REPORT_OPTIONS, whose check also runs in
     Params, the run form and the API (the same words there, tested with them)."""
     with pytest.raises(SystemExit) as exited:
         main(argv)
@@ -314,7 +314,7 @@ def test_the_grid_prints_p_values_and_n_beside_each_coefficient(tmp_path):
 
 
 def test_grid_text_warns_about_few_systems_and_undefined_cells():
-    from metaeval.cli import grid_text
+    from metaeval.cli.correlate import grid_text
 
     nan = float("nan")
     grid = [

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from metaeval.core.pairwise_accuracy import truth_accuracy
+from metaeval.core.pairwise.accuracy import truth_accuracy
 from tests.metaeval.test_cli_consistency import run
 
 HEADER = "case_id,criterion,model_a,model_b,winner\n"

@@ -9,9 +9,9 @@ from contextlib import redirect_stderr, redirect_stdout
 import pytest
 
 from metaeval.cli import main
+from metaeval.core.pairwise.consistency import consistency_curve
 from metaeval.core.pairwise.games import pair_outcomes, play
 from metaeval.core.pairwise.judgments import load_judgments
-from metaeval.core.pairwise_consistency import consistency_curve
 
 HEADER = "case_id,criterion,model_a,model_b,winner,judge\n"
 

@@ -182,8 +182,8 @@ def test_ratings_of_documents_and_readers_not_in_the_dataset_are_all_named(tmp_p
 
 
 def test_the_command_line_lists_the_same_file_problems_as_the_admin_import(tmp_path):
-    """Both read a dataset with :func:`metaeval.core.loaders.load_corpus` (the admin adds database checks)."""
-    from metaeval.core.fileio import ImportFileError
+    """Both read a dataset with :func:`metaeval.core.io.loaders.load_corpus` (the admin adds database checks)."""
+    from metaeval.core.io.fileio import ImportFileError
     from survey.importers.consolidated import parse_consolidated
 
     dataset = write_dataset(tmp_path / "data.jsonl", [

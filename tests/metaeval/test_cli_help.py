@@ -59,6 +59,6 @@ def test_help_imports_no_heavy_module(command):
 
 def test_the_check_sees_a_heavy_import():
     """The same reading of ``-X importtime`` finds scipy and numpy when a numeric module is imported."""
-    names, result = imported("-c", "import metaeval.core.correlation")
+    names, result = imported("-c", "import metaeval.core.stats.correlation")
     assert result.returncode == 0, result.stderr[-2000:]
     assert {"numpy", "scipy"} <= set(heavy(names))

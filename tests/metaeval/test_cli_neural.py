@@ -150,7 +150,7 @@ def test_compat_infolm_score_equals_the_authors_pipeline_on_torchmetrics(dataset
 
     from torchmetrics.functional.text import infolm as tm_infolm
 
-    from metaeval.core.loaders import load_corpus
+    from metaeval.core.io.loaders import load_corpus
     from tests.reference.straightforward import reference_scores
 
     result = subprocess.run(

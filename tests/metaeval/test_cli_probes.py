@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from metaeval.core.loaders import load_corpus
-from metaeval.core.pipeline import RunOptions, run_scores
-from metaeval.core.probes import ADVERSARIAL_COLUMNS, ROW_COLUMNS, SIGNIFICANCE_COLUMNS, SUMMARY_COLUMNS
+from metaeval.core.icopernicus.probes import ADVERSARIAL_COLUMNS, ROW_COLUMNS, SIGNIFICANCE_COLUMNS, SUMMARY_COLUMNS
+from metaeval.core.io.loaders import load_corpus
+from metaeval.core.perseval.pipeline import RunOptions, run_scores
 from tests.metaeval.cli_run import run
 from tests.metaeval.core.icopernicus_table3 import write_scores
 

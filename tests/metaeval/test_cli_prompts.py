@@ -1,4 +1,5 @@
-"""``python -m metaeval prompts`` and :mod:`metaeval.core.icpl_prompts`: the six iCOPERNICUS styles with their token
+"""``python -m metaeval prompts`` and :mod:`metaeval.core.icopernicus.prompts`: the six iCOPERNICUS styles with their
+token
 budgets, partners and examples, the target headline never in the prompt, the adversarial variant, histories from a
 file or the PENS files, and clear errors."""
 from __future__ import annotations
@@ -8,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from metaeval.core.icpl_prompts import (
+from metaeval.core.icopernicus.probes import split_system
+from metaeval.core.icopernicus.prompts import (
     BUDGETS,
     STYLES,
     PromptInputs,
@@ -17,7 +19,6 @@ from metaeval.core.icpl_prompts import (
     derangement,
     whitespace_tokenizer,
 )
-from metaeval.core.probes import split_system
 from tests.metaeval.cli_run import run
 
 READERS = ["r1", "r2", "r3"]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from metaeval.core.zopf import bradley_terry, comparison_matrix, punkt_available, similarity, summary_utility
+from metaeval.core.pairwise.zopf import bradley_terry, comparison_matrix, punkt_available, similarity, summary_utility
 from tests.metaeval.cli_run import run
 
 SENTENCES = [

@@ -15,11 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from metaeval.core import resampling, studies
-from metaeval.core.correlation import correlation_grid
-from metaeval.core.loaders import load_corpus, load_ratings
-from metaeval.core.perseval import Params
-from metaeval.core.pipeline import RunOptions
+from metaeval.core.io.loaders import load_corpus, load_ratings
+from metaeval.core.perseval import studies
+from metaeval.core.perseval.measure import Params
+from metaeval.core.perseval.pipeline import RunOptions
+from metaeval.core.stats import resampling
+from metaeval.core.stats.correlation import correlation_grid
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "fixtures" / "demo"

@@ -16,8 +16,8 @@ from django.core.management import call_command
 from django.test import Client
 
 from metaeval import services
-from metaeval.core.perseval import Params
-from metaeval.core.pipeline import RunOptions
+from metaeval.core.perseval.measure import Params
+from metaeval.core.perseval.pipeline import RunOptions
 from metaeval.models import MetaevalRun
 from survey.models import Participant, Study
 from tests.metaeval.cli_run import run as cli

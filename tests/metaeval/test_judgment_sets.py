@@ -10,12 +10,12 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from metaeval import selectors, services
-from metaeval.core.fileio import ImportFileError
+from metaeval.core.io.fileio import ImportFileError
 from metaeval.core.pairwise.games import play
 from metaeval.core.pairwise.judgments import judgments_from_bytes
 from metaeval.core.pairwise.leaderboard import leaderboard
 from metaeval.core.pairwise.report import NoGames, build_pairwise_report
-from metaeval.core.pipeline import RunOptions
+from metaeval.core.perseval.pipeline import RunOptions
 from metaeval.models import JudgmentSet, MetaevalRun
 from tests.metaeval.test_views_runs import rate_all
 

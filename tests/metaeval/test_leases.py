@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from metaeval import leases, services
 from metaeval import tasks as metaeval_tasks
-from metaeval.core.pipeline import RunOptions
+from metaeval.core.perseval.pipeline import RunOptions
 from metaeval.models import MetaevalRun
 from survey import judge_runs
 from survey import tasks as survey_tasks

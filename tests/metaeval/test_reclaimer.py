@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from metaeval import reclaimer, services
 from metaeval import tasks as metaeval_tasks
-from metaeval.core.pipeline import RunOptions
+from metaeval.core.perseval.pipeline import RunOptions
 from metaeval.models import MetaevalRun
 from survey import judge_runs
 from survey.models import JudgeRun

@@ -7,8 +7,8 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from metaeval import selectors
-from metaeval.core.corpus import REFERENCE
-from metaeval.core.loaders import load_corpus, load_ratings
+from metaeval.core.io.corpus import REFERENCE
+from metaeval.core.io.loaders import load_corpus, load_ratings
 from metaeval.models import MetaevalRun
 from survey import services
 from survey.importers import store
@@ -16,7 +16,7 @@ from survey.importers.consolidated import parse_consolidated
 from survey.models import REFERENCE_SYSTEM, Dataset, Document, Reader, Summary, System
 from survey.selectors import ratings_export_rows
 from tests.conftest import build_dataset, build_study
-from tests.metaeval.core.test_loaders import record
+from tests.metaeval.core.io.test_loaders import record
 
 pytestmark = pytest.mark.django_db
 

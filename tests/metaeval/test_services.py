@@ -7,10 +7,10 @@ import pytest
 from django.contrib.auth.models import AnonymousUser
 
 from metaeval import selectors, services
-from metaeval.core.corpus import DataError
-from metaeval.core.perseval import Params
-from metaeval.core.pipeline import COLUMNS, ProgressEvent, RunOptions
-from metaeval.core.records import run_document
+from metaeval.core.io.corpus import DataError
+from metaeval.core.io.records import run_document
+from metaeval.core.perseval.measure import Params
+from metaeval.core.perseval.pipeline import COLUMNS, ProgressEvent, RunOptions
 from metaeval.models import MetaevalRun
 from survey.models import Summary
 from tests.conftest import build_dataset, build_study, complete_questionnaires, full_answers

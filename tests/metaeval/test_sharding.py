@@ -11,7 +11,7 @@ import pytest
 from django.utils import timezone
 
 from metaeval import services, sharding
-from metaeval.core.pipeline import RunOptions
+from metaeval.core.perseval.pipeline import RunOptions
 from metaeval.models import MetaevalRun, RunShard
 from tests.conftest import build_dataset
 

@@ -17,8 +17,8 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from metaeval import selectors, services
-from metaeval.core.perseval import Params
-from metaeval.core.pipeline import RunOptions
+from metaeval.core.perseval.measure import Params
+from metaeval.core.perseval.pipeline import RunOptions
 from metaeval.models import MetaevalRun
 from survey.models import Summary
 from tests.conftest import build_dataset, build_study, complete_questionnaires

@@ -12,8 +12,8 @@ from django.test import Client
 
 from metaeval import services
 from metaeval.assets import PLOTLY_JS, REPORT_JS
-from metaeval.core.perseval import Params
-from metaeval.core.pipeline import RunOptions
+from metaeval.core.perseval.measure import Params
+from metaeval.core.perseval.pipeline import RunOptions
 from metaeval.models import MetaevalRun
 from tests.metaeval.test_views_runs import form, isolated, rate_all  # noqa: F401 (fixture)
 

@@ -14,7 +14,7 @@ from django.utils.html import escape
 
 from metaeval import services
 from metaeval.core import display
-from metaeval.core.pipeline import RunOptions
+from metaeval.core.perseval.pipeline import RunOptions
 from metaeval.models import JudgmentSet, MetaevalRun
 from tests.metaeval.test_views_runs import isolated, rate_all  # noqa: F401 (fixture)
 

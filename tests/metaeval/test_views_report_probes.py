@@ -7,9 +7,9 @@ from decimal import Decimal
 import pytest
 
 from metaeval import services
-from metaeval.core.perseval import Params
-from metaeval.core.pipeline import RunOptions
-from metaeval.core.probes import StyleScore, probe_rows, split_system
+from metaeval.core.icopernicus.probes import StyleScore, probe_rows, split_system
+from metaeval.core.perseval.measure import Params
+from metaeval.core.perseval.pipeline import RunOptions
 from metaeval.models import MetaevalRun
 from survey.models import Summary
 from tests.conftest import build_dataset, build_study
@@ -73,7 +73,7 @@ def test_the_page_shows_the_section(client, styled_run):  # noqa: F811 (fixture)
 
 def test_every_report_has_the_edins_section(client, styled_run):  # noqa: F811 (fixture)
     """The e-DINS section equals the e-DINS command's numbers on the same corpus (its defaults: --oov none)."""
-    from metaeval.core.edins import edins_scores
+    from metaeval.core.edins.measure import edins_scores
     from metaeval.selectors import corpus_from_dataset
 
     section = styled_run.report["edins"]
@@ -94,11 +94,11 @@ def test_the_edins_section_has_the_human_variant_of_the_study_ratings(client, st
     the HJ columns and the correlation over the systems."""
     from django.core.management import call_command
 
-    from metaeval.core.correlation import correlate
-    from metaeval.core.edins import edins_scores
-    from metaeval.core.human import plan_human
-    from metaeval.core.loaders import load_ratings
-    from metaeval.core.records import json_safe
+    from metaeval.core.edins.measure import edins_scores
+    from metaeval.core.io.loaders import load_ratings
+    from metaeval.core.io.records import json_safe
+    from metaeval.core.perseval.human import plan_human
+    from metaeval.core.stats.correlation import correlate
     from metaeval.selectors import corpus_from_dataset
 
     export = tmp_path / "ratings.csv"

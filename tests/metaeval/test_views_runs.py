@@ -13,9 +13,9 @@ from django.contrib.auth.models import Group, User
 from django.test import Client
 
 from metaeval import selectors, services
-from metaeval.core.perseval import Params
-from metaeval.core.pipeline import COLUMNS, RunOptions
-from metaeval.core.records import write_csv
+from metaeval.core.io.records import write_csv
+from metaeval.core.perseval.measure import Params
+from metaeval.core.perseval.pipeline import COLUMNS, RunOptions
 from metaeval.models import MetaevalRun
 from survey import selectors as survey_selectors
 from survey import services as survey_services
@@ -270,8 +270,8 @@ def test_the_form_offers_every_option_of_the_api(client, study):
     """Every setting of an API run request has its input on the page, grouped, with its default filled in
     (the neural measures' own options excepted: API and command line only)."""
     from api.serializers import RunCreateSerializer
-    from metaeval.core.perseval import PARAMETERS
-    from metaeval.core.report import REPORT_OPTIONS
+    from metaeval.core.perseval.measure import PARAMETERS
+    from metaeval.core.perseval.report import REPORT_OPTIONS
 
     html = client.get("/research/runs/").content.decode()
     names = set(re.findall(r'name="([a-z_]+)"', html))

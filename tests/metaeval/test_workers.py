@@ -26,7 +26,7 @@ from django.db.models import Count
 from django.utils import timezone
 
 from metaeval import services
-from metaeval.core.pipeline import RunOptions
+from metaeval.core.perseval.pipeline import RunOptions
 from metaeval.models import MetaevalRun, RunShard
 from survey.models import JudgeRun
 from tests.conftest import build_dataset

@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from metaeval.core.corpus import REFERENCE, Corpus, DataError, Missing, RatingTable
+from metaeval.core.io.corpus import REFERENCE, Corpus, DataError, Missing, RatingTable
 
 Distance = Callable[[str, str], float]
 

@@ -8,7 +8,7 @@ from itertools import permutations
 
 import pytest
 
-from metaeval.core.corpus import Corpus, DataError, Document, Rating, RatingTable
+from metaeval.core.io.corpus import Corpus, DataError, Document, Rating, RatingTable
 from tests.metaeval.core import hand_example as hand
 from tests.reference.straightforward import (
     AUTHORS_DISTANCES,

@@ -15,7 +15,7 @@ from django.contrib.staticfiles import finders
 from django.core.management import call_command
 from django.test import Client
 
-from metaeval.core.raters import rater_report
+from metaeval.core.stats.raters import rater_report
 from survey import demo
 from survey.exporting import write_ratings
 from survey.models import Assignment, Participant, Rating, Study, Summary, System

@@ -20,7 +20,7 @@ from django.test.utils import CaptureQueriesContext
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from metaeval.core.fileio import spreadsheet_safe
+from metaeval.core.io.fileio import spreadsheet_safe
 from survey import services
 from survey.models import Assignment, Document, JudgeRun, Rating, Study, System
 from tests.survey.bulk_judgments import add_human_judgments, add_llm_judgments, bulk_preference_study

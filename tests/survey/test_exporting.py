@@ -73,7 +73,7 @@ def test_unknown_study_is_a_clear_error(study):
 def test_csv_cells_that_look_like_formulas_are_written_as_text_and_read_back(study, tmp_path):
     """A document id like ``=HYPERLINK(...)`` would run in a spreadsheet: the CSV writes it with a leading ``'``
     (JSON Lines keep it as it is), and the ratings reader removes that ``'`` again."""
-    from metaeval.core.loaders import load_ratings
+    from metaeval.core.io.loaders import load_ratings
     from survey.models import Document, Reader
 
     formula = '=HYPERLINK("http://evil.example","x")'

@@ -6,7 +6,7 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from metaeval import selectors as metaeval_selectors
-from metaeval.core.pipeline import RunOptions, run_scores
+from metaeval.core.perseval.pipeline import RunOptions, run_scores
 from survey import selectors, services
 from survey.models import RATING_MAX, Item, Rating, Study, Summary, System
 from tests.conftest import build_dataset, build_study, complete_questionnaires, make_generic

@@ -16,7 +16,7 @@ import pytest
 from django.utils import timezone
 
 from metaeval.cli import main
-from metaeval.core.fileio import ImportFileError
+from metaeval.core.io.fileio import ImportFileError
 from metaeval.core.pairwise.judgments import parse_judgments
 from survey import judge_runs, selectors
 from survey.models import JudgeEndpoint, JudgeJudgment, JudgeRun, PreferenceItem, Study, Summary

@@ -135,7 +135,7 @@ def test_ties_when_offered():
 
 
 def test_export_is_a_judgment_file_the_pairwise_command_reads(tmp_path):
-    from metaeval.core.records import write_csv
+    from metaeval.core.io.records import write_csv
 
     study = preference_study(raters=2)
     for index in range(2):

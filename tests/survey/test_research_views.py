@@ -13,7 +13,7 @@ from django.test import Client
 from django.utils import timezone
 
 from metaeval import services as metaeval_services
-from metaeval.core.pipeline import RunOptions
+from metaeval.core.perseval.pipeline import RunOptions
 from survey import selectors, services
 from survey.models import Assignment, Participant, Study, Summary, System
 from tests.conftest import build_dataset, complete_questionnaires, full_answers

@@ -14,7 +14,7 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 
 from metaeval.cli import main
-from metaeval.core.zopf_files import load_judgments, load_topics
+from metaeval.core.pairwise.zopf_files import load_judgments, load_topics
 from survey import exporting, selectors, services
 from survey.models import (
     SENTENCE_CRITERION,

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from metaeval.core.fileio import Problems, iter_json_values, json_type, read_text
+from metaeval.core.io.fileio import Problems, iter_json_values, json_type, read_text
 
 __all__ = ["JudgeCase", "load_cases", "parse_cases"]
 

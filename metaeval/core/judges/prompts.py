@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from metaeval.core import jsonsafe
-from metaeval.core.fileio import ImporterError, decode_bytes
+from metaeval.core.io.fileio import ImporterError, decode_bytes
 
 from .cases import JudgeCase
 

@@ -82,7 +82,7 @@ _LEXICON: _Lexicon | None = None
 def _lexicon() -> _Lexicon:
     """The shared lexicon; raises MeasureUnavailable (naming the fix) when WordNet is missing."""
     global _LEXICON
-    from metaeval.core.nltkdata import require_wordnet
+    from metaeval.core.measures.nltkdata import require_wordnet
 
     wordnet = require_wordnet()
     if _LEXICON is None or _LEXICON.wordnet is not wordnet:

@@ -3,7 +3,7 @@
 pair chunking and length-bucketed batches.
 
 Both measures work per *unique text* first and per pair second, which is what makes them fast. Per-text vectors
-go to the ``text_vector`` table of the distance cache (:mod:`metaeval.core.cache`) under a key of model
+go to the ``text_vector`` table of the distance cache (:mod:`metaeval.core.measures.cache`) under a key of model
 fingerprint and text-level options, so changing alpha, beta, idf or the baseline runs no model again. torch and
 transformers are imported when a measure is prepared, never at module import.
 """
@@ -24,7 +24,7 @@ from metaeval.core.measures.base import Measure, MeasureUnavailable
 from metaeval.core.measures.models import ResolvedModel, resolve_model
 
 if TYPE_CHECKING:
-    from metaeval.core.cache import DistanceCache
+    from metaeval.core.measures.cache import DistanceCache
 
 # neural: ready for tests
 __all__ = ["NeuralMeasure", "resolve_device", "TORCH_DTYPES", "GPU_BATCH_TOKENS"]
@@ -254,7 +254,7 @@ class NeuralMeasure(Measure):
 
     def vectors(self, texts: Sequence[str]) -> list[Any]:
         """Per-text vectors from the cache where present, the rest encoded (in batches) and stored."""
-        from metaeval.core.cache import DistanceCache, text_digest
+        from metaeval.core.measures.cache import DistanceCache, text_digest
 
         found: dict[str, Any] = {}
         keys: dict[str, bytes] = {}

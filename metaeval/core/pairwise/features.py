@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from metaeval.core.fileio import Problems, from_spreadsheet_safe, iter_json_values, json_type, read_text
+from metaeval.core.io.fileio import Problems, from_spreadsheet_safe, iter_json_values, json_type, read_text
 from metaeval.core.pairwise.judgments import JSON_SUFFIXES
 
 __all__ = ["LENGTH", "CaseTexts", "StyleData", "load_style_data", "parse_style_data", "style_data_from_cases",

@@ -11,7 +11,7 @@ File layout (FastChat's pairwise battle export, as a table): a CSV with a header
 ``human`` or ``llm``. Other columns are ignored. ``invalid`` rows are kept
 in the table and counted, and never enter a game (:mod:`metaeval.core.pairwise.games`).
 
-Raters (:mod:`metaeval.core.exclusions`): a study export ends each row with ``review,excluded,review_note``; the
+Raters (:mod:`metaeval.core.io.exclusions`): a study export ends each row with ``review,excluded,review_note``; the
 rows marked ``excluded`` = 1 are left out unless ``include_excluded``, and so are the judges named in ``exclude``
 (by their ``judge`` cell); every row is checked all the same, and ``JudgmentTable.exclusions`` says whom it left out.
 """
@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from metaeval.core.exclusions import (
+from metaeval.core.io.exclusions import (
     DEFAULT_CHOICE,
     EXCLUDED_COLUMN,
     NOTE_COLUMN,
@@ -35,7 +35,7 @@ from metaeval.core.exclusions import (
     RaterFilter,
     review_of,
 )
-from metaeval.core.fileio import (
+from metaeval.core.io.fileio import (
     Problems,
     decode_bytes,
     from_spreadsheet_safe,

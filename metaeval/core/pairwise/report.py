@@ -18,8 +18,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from metaeval.core.io.records import json_safe
 from metaeval.core.pairwise.bootstrap import PERCENTILES
 from metaeval.core.pairwise.bradley_terry import REGULARISER
+from metaeval.core.pairwise.consistency import consistency_curve
 from metaeval.core.pairwise.elo import AUPEL, EloParams
 from metaeval.core.pairwise.games import (
     Game,
@@ -32,8 +34,6 @@ from metaeval.core.pairwise.games import (
 )
 from metaeval.core.pairwise.judgments import JudgmentTable
 from metaeval.core.pairwise.leaderboard import leaderboard
-from metaeval.core.pairwise_consistency import consistency_curve
-from metaeval.core.records import json_safe
 
 __all__ = ["CONSISTENCY_SIZES", "TABLES", "NoGames", "build_pairwise_report", "win_fractions"]
 

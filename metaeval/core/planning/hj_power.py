@@ -2,11 +2,11 @@
 (conventions sec. 27.6; Card et al., EMNLP 2020: simulate the planned design from pilot data).
 
 For each planned number k of raters per questionnaire and each replicate: every questionnaire of the pilot (the
-export's ``(study, questionnaire)``, :func:`metaeval.core.raters.questionnaire_key`) gets k of its raters drawn
+export's ``(study, questionnaire)``, :func:`metaeval.core.stats.raters.questionnaire_key`) gets k of its raters drawn
 with replacement (all of a drawn rater's ratings in it; a rater drawn twice counts twice), the HJ variants are
 scored on those ratings exactly as ``run_scores`` scores them (``plan_human``, ``human_doc_pairs``,
 ``score_system``, with the auxiliary distances computed once), and each (automatic measure, HJ label) correlation
-gets the report's bootstrap interval (:func:`metaeval.core.resampling.correlation_with_ci`). Per k, measure pair
+gets the report's bootstrap interval (:func:`metaeval.core.stats.resampling.correlation_with_ci`). Per k, measure pair
 and method: the mean interval width and the share of replicates whose interval excludes 0 (the power to show a
 correlation). The automatic scores do not depend on the ratings and are computed once.
 
@@ -28,15 +28,15 @@ from typing import cast
 
 import numpy as np
 
-from metaeval.core import resampling
-from metaeval.core.cache import DistanceCache
-from metaeval.core.corpus import Corpus, Rating, RatingTable
-from metaeval.core.distances import compute, unique
-from metaeval.core.human import human_doc_pairs, plan_human
-from metaeval.core.perseval import SystemScore, score_system
-from metaeval.core.pipeline import HJ_PREFIX, RunOptions, _transform, prepare_measure
-from metaeval.core.raters import questionnaire_key
-from metaeval.core.studies import StudyData, document_matrix, prepare_study, score
+from metaeval.core.io.corpus import Corpus, Rating, RatingTable
+from metaeval.core.measures.cache import DistanceCache
+from metaeval.core.measures.distances import compute, unique
+from metaeval.core.perseval.human import human_doc_pairs, plan_human
+from metaeval.core.perseval.measure import SystemScore, score_system
+from metaeval.core.perseval.pipeline import HJ_PREFIX, RunOptions, _transform, prepare_measure
+from metaeval.core.perseval.studies import StudyData, document_matrix, prepare_study, score
+from metaeval.core.stats import resampling
+from metaeval.core.stats.raters import questionnaire_key
 
 __all__ = ["COLUMNS", "HJPower", "hj_power", "rater_groups"]
 
@@ -57,7 +57,7 @@ class HJPower:
 
 def rater_groups(ratings: RatingTable, extras: Sequence[Mapping[str, object]]) -> list[list[list[Rating]]]:
     """Per questionnaire (first appearance order), per rater (first appearance): that rater's ratings in it. A
-    rating without a rater is a rater of its own (as in :mod:`metaeval.core.raters`)."""
+    rating without a rater is a rater of its own (as in :mod:`metaeval.core.stats.raters`)."""
     if len(extras) != len(ratings.rows):
         raise ValueError(f"{len(extras)} export rows for {len(ratings.rows)} ratings")
     groups: dict[tuple[str, ...], dict[object, list[Rating]]] = {}

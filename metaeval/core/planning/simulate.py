@@ -28,8 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
-from metaeval.core.corpus import DataError
-from metaeval.core.fileio import listed
+from metaeval.core.io.corpus import DataError
+from metaeval.core.io.fileio import listed
 from metaeval.core.pairwise.bradley_terry import REGULARISER, fit_bt_many
 from metaeval.core.planning.adaptive import (
     DEFAULT_FLOOR,

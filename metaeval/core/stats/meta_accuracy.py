@@ -21,7 +21,7 @@ the one that maximises that mean (the reference's ``average_by="item"``).
 
 Buckets (Deutsch, Dror and Roth, NAACL 2022): the statistics restricted to the pairs with |dh| in [low, high), at
 the epsilon of all pairs. The correlations are written as sums over pairs, which over all pairs equal Pearson's r,
-Spearman's rho and Kendall's tau-b (:mod:`metaeval.core.correlation`), and restricted to the bucket's pairs::
+Spearman's rho and Kendall's tau-b (:mod:`metaeval.core.stats.correlation`), and restricted to the bucket's pairs::
 
     pearson  = sum dm dh / sqrt(sum dm^2 sum dh^2)             (sum_{i<j} dx dy = n sum (x - mean)(y - mean))
     spearman = the same on the average ranks of m and h over all compared systems
@@ -29,7 +29,7 @@ Spearman's rho and Kendall's tau-b (:mod:`metaeval.core.correlation`), and restr
 
 NaN with fewer than 3 pairs (over all pairs: fewer than 3 systems, correlate's rule) or a zero denominator.
 
-Bootstrap over documents: the draws of :func:`metaeval.core.resampling.document_draws` (``default_rng(seed)``, the
+Bootstrap over documents: the draws of :func:`metaeval.core.stats.resampling.document_draws` (``default_rng(seed)``, the
 same samples as the correlation bootstrap for that seed). A sample's system values are the means over its drawn
 documents (a document drawn k times counts k times); a sample in which some system has no drawn document with a
 value on either side is discarded (resampling's ``discard-sample``). Each sample recomputes accuracy, acc_eq (with
@@ -48,7 +48,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.stats import rankdata
 
-from metaeval.core.resampling import align, document_draws, draw_counts, system_scores
+from metaeval.core.stats.resampling import align, document_draws, draw_counts, system_scores
 from metaeval.core.stats.soft_pairwise import PairedDocuments, permutation_signs
 
 __all__ = [

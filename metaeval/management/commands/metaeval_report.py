@@ -13,17 +13,12 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from metaeval import selectors, services
-from metaeval.cli import (
-    REPORT_BETA,
-    UsageError,
-    add_report_arguments,
-    add_scoring_arguments,
-    options_from_args,
-    report_settings,
-)
-from metaeval.cli_args import at_least
+from metaeval.cli.args import at_least
+from metaeval.cli.common import UsageError
+from metaeval.cli.report import report_settings
+from metaeval.cli.scoring import REPORT_BETA, add_report_arguments, add_scoring_arguments, options_from_args
 from metaeval.core.options import SEED_MAX
-from metaeval.core.pipeline import DEFAULT_AUX
+from metaeval.core.perseval.pipeline import DEFAULT_AUX
 from metaeval.management.lookups import dataset_named, study_of
 from metaeval.models import MetaevalRun
 

@@ -15,13 +15,14 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from metaeval import services
-from metaeval.cli import UsageError, add_scoring_arguments, options_from_args
-from metaeval.core.cache import open_cache
-from metaeval.core.corpus import DataError
-from metaeval.core.fileio import ImporterError
+from metaeval.cli.common import UsageError
+from metaeval.cli.scoring import add_scoring_arguments, options_from_args
+from metaeval.core.io.corpus import DataError
+from metaeval.core.io.fileio import ImporterError
+from metaeval.core.io.records import run_document, write_csv
 from metaeval.core.measures.base import MeasureUnavailable
-from metaeval.core.pipeline import COLUMNS, DEFAULT_AUX, RunResult
-from metaeval.core.records import run_document, write_csv
+from metaeval.core.measures.cache import open_cache
+from metaeval.core.perseval.pipeline import COLUMNS, DEFAULT_AUX, RunResult
 from metaeval.management.lookups import dataset_named, study_of
 
 

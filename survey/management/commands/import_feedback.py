@@ -6,7 +6,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from metaeval.cli_surrogates import add_surrogate_options, build_from_args
+from metaeval.cli.surrogates import add_surrogate_options, build_from_args
 from survey.importers.commands import command_errors, existing_file
 from survey.importers.files import surrogates_import
 

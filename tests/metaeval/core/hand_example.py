@@ -98,7 +98,7 @@ from __future__ import annotations
 
 from math import exp
 
-from metaeval.core.corpus import Corpus, Document
+from metaeval.core.io.corpus import Corpus, Document
 
 SYSTEM = "S"
 

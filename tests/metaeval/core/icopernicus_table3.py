@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from metaeval.core.probes import STYLES
+from metaeval.core.icopernicus.probes import STYLES
 
 TABLE3 = """\
 Llama 2 7B|0.408|0.367|0.367|0.408|0.46|0.458

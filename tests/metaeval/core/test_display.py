@@ -11,7 +11,7 @@ import re
 import numpy as np
 import pytest
 
-from metaeval.core import display, report, studies
+from metaeval.core import display
 from metaeval.core.display import (
     FEW_SYSTEMS,
     ascii_text,
@@ -28,10 +28,11 @@ from metaeval.core.display import (
     measure_name,
     table_view,
 )
-from metaeval.core.loaders import load_corpus, load_ratings
-from metaeval.core.perseval import Params
-from metaeval.core.pipeline import RunOptions
-from tests.metaeval.core.test_report import DATASET, RATINGS
+from metaeval.core.io.loaders import load_corpus, load_ratings
+from metaeval.core.perseval import report, studies
+from metaeval.core.perseval.measure import Params
+from metaeval.core.perseval.pipeline import RunOptions
+from tests.metaeval.core.perseval.test_report import DATASET, RATINGS
 
 
 @pytest.mark.parametrize(

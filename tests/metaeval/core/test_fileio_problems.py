@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from metaeval.core.fileio import ImportFileError, Problems, listed
+from metaeval.core.io.fileio import ImportFileError, Problems, listed
 
 
 def test_problems_are_raised_by_file_then_line_in_the_order_found_within_a_line():

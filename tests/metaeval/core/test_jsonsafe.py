@@ -7,7 +7,7 @@ import json
 import pytest
 
 from metaeval.core import jsonsafe
-from metaeval.core.fileio import ImportFileError, Problems, decode_bytes, iter_json_values
+from metaeval.core.io.fileio import ImportFileError, Problems, decode_bytes, iter_json_values
 from metaeval.core.jsonsafe import MAX_JSON_DEPTH, JSONInputError
 
 

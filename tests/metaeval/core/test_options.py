@@ -6,9 +6,9 @@ import math
 import pytest
 
 from metaeval.core.options import Option, OptionError, check_all
-from metaeval.core.perseval import PARAMETERS, Params
-from metaeval.core.pipeline import RunOptions
-from metaeval.core.report import REPORT_OPTIONS, check_settings
+from metaeval.core.perseval.measure import PARAMETERS, Params
+from metaeval.core.perseval.pipeline import RunOptions
+from metaeval.core.perseval.report import REPORT_OPTIONS, check_settings
 
 BETA = Option("beta", 1.0, "EDP beta", low=-10, high=10)
 

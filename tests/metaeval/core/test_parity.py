@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from metaeval.core.cache import DistanceCache
-from metaeval.core.corpus import Corpus, Document, Rating, RatingTable
-from metaeval.core.loaders import load_corpus, load_ratings
-from metaeval.core.perseval import Params
-from metaeval.core.pipeline import RunOptions, run_scores
+from metaeval.core.io.corpus import Corpus, Document, Rating, RatingTable
+from metaeval.core.io.loaders import load_corpus, load_ratings
+from metaeval.core.measures.cache import DistanceCache
+from metaeval.core.perseval.measure import Params
+from metaeval.core.perseval.pipeline import RunOptions, run_scores
 from tests.reference.straightforward import AUTHORS_DISTANCES, reference_hj_scores, reference_scores
 
 DEMO = Path(__file__).resolve().parents[3] / "fixtures" / "demo"

@@ -13,17 +13,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from metaeval.core import distances as engine
-from metaeval.core.cache import DistanceCache, pair_digests
-from metaeval.core.corpus import Corpus, Document
-from metaeval.core.distances import corpus_doc_pairs, evaluate, plan_corpus
-from metaeval.core.loaders import load_corpus
+from metaeval.core.io.corpus import Corpus, Document
+from metaeval.core.io.loaders import load_corpus
+from metaeval.core.measures import distances as engine
 from metaeval.core.measures.base import MeasureUnavailable
 from metaeval.core.measures.bertscore import BertScore
+from metaeval.core.measures.cache import DistanceCache, pair_digests
+from metaeval.core.measures.distances import corpus_doc_pairs, evaluate, plan_corpus
 from metaeval.core.measures.infolm import InfoLM
 from metaeval.core.measures.registry import NEURAL, REPORT_DEFAULT, get_measure, measure_option_names
-from metaeval.core.perseval import Params, score_system
-from metaeval.core.pipeline import RunOptions, run_scores
+from metaeval.core.perseval.measure import Params, score_system
+from metaeval.core.perseval.pipeline import RunOptions, run_scores
 
 SYSTEMS = ("SysA", "SysB")
 READERS = ("U1", "U2", "U3")

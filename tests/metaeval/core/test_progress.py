@@ -5,7 +5,7 @@ import io
 
 import pytest
 
-from metaeval.core.pipeline import ProgressEvent, RunOptions
+from metaeval.core.perseval.pipeline import ProgressEvent, RunOptions
 from metaeval.core.progress import ProgressTracker, TerminalProgress, is_terminal, planned_steps
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from metaeval.core.fileio import ImportFileError
+from metaeval.core.io.fileio import ImportFileError
 from survey.models import Dataset, Document, Reader, Summary, System
 
 

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from metaeval.core.fileio import MAX_PROBLEMS
+from metaeval.core.io.fileio import MAX_PROBLEMS
 from survey.importers.consolidated import parse_consolidated
 from survey.importers.records import DocumentRecord, ReaderRecord, SummaryRecord
 from tests.survey.importers.helpers import doc, problems_of, write_array, write_jsonl, write_pretty
@@ -236,8 +236,8 @@ def test_missing_option_is_checked():
 def test_the_core_parser_reads_the_file_and_the_importer_adds_database_limits(tmp_path):
     """One parser: what python -m metaeval refuses, the importer refuses with the same words; the importer adds
     only the database's limits (lengths, text summaries, completeness), reported together with the core's."""
-    from metaeval.core.fileio import ImportFileError
-    from metaeval.core.loaders import load_corpus
+    from metaeval.core.io.fileio import ImportFileError
+    from metaeval.core.io.loaders import load_corpus
 
     bad = [doc("d1"), {**doc("d1")}, {**doc("d2"), "topic": 5}, doc("x" * 101)]
     path = write_jsonl(tmp_path / "bad.jsonl", bad)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from metaeval.core.fileio import ImporterError
+from metaeval.core.io.fileio import ImporterError
 from survey.importers import store
 from survey.importers.consolidated import parse_consolidated
 from survey.importers.records import MAX_KEY_LENGTH, DatasetRecords, DocumentRecord, ReaderRecord, SummaryRecord

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from metaeval.core.fileio import ImportFileError
+from metaeval.core.io.fileio import ImportFileError
 from metaeval.core.judges.cases import JudgeCase, load_cases, parse_cases
 
 

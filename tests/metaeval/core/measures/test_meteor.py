@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from metaeval.core import nltkdata
+from metaeval.core.measures import nltkdata
 from metaeval.core.measures.base import MeasureUnavailable
 from metaeval.core.measures.meteor import Meteor, meteor
 from tests.plain_machine import path_without
@@ -232,7 +232,8 @@ def test_search_order_prefers_nltk_data_env(tmp_path, monkeypatch):
 
 def test_import_is_light():
     code = (
-        "import sys; import metaeval.core.measures.meteor, metaeval.core.text, metaeval.core.nltkdata; "
+        "import sys; import metaeval.core.measures.meteor, metaeval.core.measures.text, "
+        "metaeval.core.measures.nltkdata; "
         "bad = [m for m in ('nltk', 'django') if m in sys.modules]; assert not bad, bad"
     )
     subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from metaeval.core.fileio import ImportFileError
+from metaeval.core.io.fileio import ImportFileError
 from metaeval.core.judges.cases import JudgeCase
 from metaeval.core.pairwise.features import (
     LENGTH,

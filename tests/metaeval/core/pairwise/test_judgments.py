@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from metaeval.core.fileio import ImportFileError
+from metaeval.core.io.fileio import ImportFileError
 from metaeval.core.pairwise.judgments import load_judgments, with_judge_kind
 
 HEADER = "case_id,criterion,model_a,model_b,winner,judge,judge_kind,run,shown_first,doc_id,reader_id\n"

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from metaeval.core.pairwise.consistency import consistency_curve
 from metaeval.core.pairwise.elo import EloParams
 from metaeval.core.pairwise.games import pair_outcomes, play, win_tie_loss
 from metaeval.core.pairwise.judgments import Judgment, JudgmentTable
 from metaeval.core.pairwise.leaderboard import leaderboard
 from metaeval.core.pairwise.report import TABLES, NoGames, build_pairwise_report, win_fractions
-from metaeval.core.pairwise_consistency import consistency_curve
 
 
 def j(line, case, a, b, winner, criterion="q"):

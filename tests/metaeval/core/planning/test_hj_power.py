@@ -7,11 +7,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from metaeval.core.corpus import RatingTable
-from metaeval.core.correlation import correlate
-from metaeval.core.loaders import load_corpus, load_ratings, ratings_from_rows
-from metaeval.core.pipeline import RunOptions, run_scores
+from metaeval.core.io.corpus import RatingTable
+from metaeval.core.io.loaders import load_corpus, load_ratings, ratings_from_rows
+from metaeval.core.perseval.pipeline import RunOptions, run_scores
 from metaeval.core.planning.hj_power import COLUMNS, hj_power, rater_groups
+from metaeval.core.stats.correlation import correlate
 
 DEMO = Path(__file__).resolve().parents[4] / "fixtures" / "demo"
 OPTIONS = RunOptions(measures=["jsd"], aux=["rouge_l"], workers=1)

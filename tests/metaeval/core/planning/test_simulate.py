@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from metaeval.core.corpus import DataError
+from metaeval.core.io.corpus import DataError
 from metaeval.core.planning.confseq import parse_rule
 from metaeval.core.planning.simulate import Settings, Truth, read_truth, simulate
 

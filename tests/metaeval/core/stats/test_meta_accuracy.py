@@ -12,8 +12,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from metaeval.core.correlation import correlate
-from metaeval.core.resampling import _bootstrap_system_scores, document_draws
+from metaeval.core.stats.correlation import correlate
 from metaeval.core.stats.meta_accuracy import (
     DocumentValues,
     bucket_agreement,
@@ -24,6 +23,7 @@ from metaeval.core.stats.meta_accuracy import (
     pairwise_agreement,
     system_bootstrap,
 )
+from metaeval.core.stats.resampling import _bootstrap_system_scores, document_draws
 from metaeval.core.stats.soft_pairwise import (
     PairedDocuments,
     one_sided_p_values,

@@ -12,7 +12,7 @@ from django.conf import settings
 from django.core.management import CommandError, call_command
 
 from metaeval import cli
-from metaeval.core.pipeline import HJ_PREFIX
+from metaeval.core.perseval.pipeline import HJ_PREFIX
 from metaeval.models import MetaevalRun
 from survey import services
 from survey.exporting import write_ratings

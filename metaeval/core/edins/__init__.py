@@ -1,0 +1,1 @@
+"""e-DINS (``measure``) and its report section (``report``)."""

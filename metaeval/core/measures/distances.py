@@ -1,0 +1,291 @@
+"""Compute every distance a run needs, each unique text pair once, through the on-disk cache.
+
+:func:`plan_corpus` lists, per system and document, the pairs of the distance path (conventions sec. 2-3):
+sigma(u_j, d), sigma(s_j, d), sigma(u_j, u_k) and sigma(s_j, s_k) for ordered pairs j != k, and
+sigma(s_j, u_j). :func:`compute` evaluates a measure on the unique pairs (cache first, then the missing ones,
+split across worker processes), and :func:`corpus_doc_pairs` assembles
+:class:`~metaeval.core.perseval.measure.DocPairs`.
+"""
+from __future__ import annotations
+
+import contextlib
+import gc
+import itertools
+import multiprocessing
+import os
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from metaeval.core.io.corpus import REFERENCE, Corpus, Document, Missing, require_summaries
+from metaeval.core.measures.base import Measure
+from metaeval.core.measures.cache import DistanceCache, pair_digests
+from metaeval.core.perseval.measure import DocPairs, Params, SystemScore, score_system
+
+TextPair = tuple[str, str]
+#: below this many pairs, worker processes cost more than they save
+PARALLEL_THRESHOLD = 4000
+#: below this many reader entries (summed over the systems), scoring systems in worker processes costs more than
+#: it saves
+SCORING_PARALLEL_THRESHOLD = 20000
+
+
+@dataclass
+class DocumentPlan:
+    """The readers of one document for one system and the texts they bring."""
+
+    doc_id: str
+    readers: list[str]
+    doc_text: str
+    user: dict[str, str]
+    system: dict[str, str]
+
+
+@dataclass
+class Plan:
+    """system -> documents with at least two readers (single-reader documents are absent everywhere, sec. 5)."""
+
+    systems: dict[str, list[DocumentPlan]]
+
+    def text_pairs(self) -> list[TextPair]:
+        """Every text pair the distance path needs, unique, in a stable order."""
+        seen: dict[TextPair, None] = {}
+        for documents in self.systems.values():
+            for doc in documents:
+                for j in doc.readers:
+                    seen.setdefault((doc.user[j], doc.doc_text))
+                    seen.setdefault((doc.system[j], doc.doc_text))
+                    seen.setdefault((doc.system[j], doc.user[j]))
+                for j, k in itertools.permutations(doc.readers, 2):
+                    seen.setdefault((doc.user[j], doc.user[k]))
+                    seen.setdefault((doc.system[j], doc.system[k]))
+        return list(seen)
+
+
+def plan_corpus(
+    corpus: Corpus,
+    systems: Sequence[str] | None = None,
+    *,
+    missing: Missing = "error",
+    transform: Callable[[str], str] | None = None,
+) -> Plan:
+    """Readers per system and document (sec. 2); ``transform`` is an optional preprocessing of every text. With
+    ``missing="error"`` every reader lacking a summary is named at once (:func:`require_summaries`)."""
+    chosen = list(systems) if systems is not None else list(corpus.systems)
+    if missing == "error":
+        require_summaries(corpus, chosen)
+    apply = transform or (lambda text: text)
+    memo: dict[str, str] = {}
+
+    def prepared(text: str) -> str:
+        if text not in memo:
+            memo[text] = apply(text)
+        return memo[text]
+
+    plan: dict[str, list[DocumentPlan]] = {}
+    for system in chosen:
+        documents: list[DocumentPlan] = []
+        for document in corpus.documents:
+            readers = document.readers_for(system, missing)
+            if len(readers) < 2:
+                continue
+            documents.append(_document_plan(document, system, readers, prepared))
+        plan[system] = documents
+    return Plan(plan)
+
+
+def _document_plan(
+    document: Document, system: str, readers: list[str], prepared: Callable[[str], str]
+) -> DocumentPlan:
+    return DocumentPlan(
+        doc_id=document.doc_id,
+        readers=readers,
+        doc_text=prepared(document.text),
+        user={j: prepared(document.summary(j, REFERENCE) or "") for j in readers},
+        system={j: prepared(document.summary(j, system) or "") for j in readers},
+    )
+
+
+@dataclass
+class ComputeStats:
+    """What a :func:`compute` call did, for run records and benchmarks."""
+
+    measure: str
+    pairs: int = 0
+    cached: int = 0
+    computed: int = 0
+    workers: int = 1
+    seconds: float = 0.0
+    compute_seconds: float = 0.0
+    extra: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def pairs_per_second(self) -> float:
+        return self.computed / self.compute_seconds if self.compute_seconds > 0 else float("nan")
+
+
+_FORK_WORK: tuple[Measure, Sequence[TextPair]] | None = None
+
+
+def _work_slice(bounds: tuple[int, int]) -> np.ndarray:
+    assert _FORK_WORK is not None
+    measure, pairs = _FORK_WORK
+    return measure.distances(pairs[bounds[0] : bounds[1]])
+
+
+@contextlib.contextmanager
+def gc_frozen() -> Iterator[None]:
+    """Objects alive on entry are left out of the cyclic garbage collector until exit (``gc.freeze``): a PENS-size
+    run holds millions of strings, tuples and dicts that never form cycles, and every full collection would walk
+    them all (scoring a system took twice as long). Forked workers freeze what they inherit the same way."""
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
+def default_workers() -> int:
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
+
+
+def evaluate(measure: Measure, pairs: Sequence[TextPair], *, workers: int | None = None) -> np.ndarray:
+    """``measure`` on every pair, split across ``workers`` forked processes when the batch is large.
+
+    Pairs are grouped by their second text (usually the long document) before splitting, so each worker
+    tokenises a document once. The order of the result matches ``pairs``.
+    """
+    workers = default_workers() if workers is None else max(1, workers)
+    measure.prepare()
+    if not getattr(measure, "parallel", True):  # neural measures batch on their device in this process
+        return np.asarray(measure.distances(pairs), dtype=np.float64)
+    if workers == 1 or len(pairs) < PARALLEL_THRESHOLD or "fork" not in multiprocessing.get_all_start_methods():
+        return np.asarray(measure.distances(pairs), dtype=np.float64)
+    group: dict[str, int] = {}
+    for _, b in pairs:
+        group.setdefault(b, len(group))
+    order = sorted(range(len(pairs)), key=lambda index: group[pairs[index][1]])
+    ordered = [pairs[index] for index in order]
+    bounds = np.linspace(0, len(ordered), workers * 4 + 1).astype(int)
+    global _FORK_WORK
+    _FORK_WORK = (measure, ordered)
+    try:
+        with multiprocessing.get_context("fork").Pool(workers, initializer=gc.freeze) as pool:
+            parts = pool.map(_work_slice, list(zip(bounds[:-1], bounds[1:], strict=True)), chunksize=1)
+    finally:
+        _FORK_WORK = None
+    result = np.empty(len(pairs))
+    result[np.asarray(order, dtype=np.int64)] = np.concatenate(parts) if parts else np.empty(0)
+    return result
+
+
+def compute(
+    measure: Measure,
+    pairs: Sequence[TextPair],
+    *,
+    cache: DistanceCache | None = None,
+    workers: int | None = None,
+    digests: Sequence[bytes] | None = None,
+    store_later: bool = False,
+) -> tuple[dict[TextPair, float], ComputeStats]:
+    """Distances for unique ``pairs``: cached values first, the rest computed and stored. ``digests`` are the
+    pairs' :func:`~metaeval.core.measures.cache.pair_digests` when the caller has them (one run, several measures);
+    ``store_later`` writes the new values on a thread (:meth:`~metaeval.core.measures.cache.DistanceCache.put_later`)
+    while the caller goes on."""
+    started = time.perf_counter()
+    parallel = getattr(measure, "parallel", True)
+    used_workers = (workers or default_workers()) if parallel else 1
+    stats = ComputeStats(measure=measure.label, pairs=len(pairs), workers=used_workers)
+    attach = getattr(measure, "attach_cache", None)
+    if attach is not None:
+        attach(cache)
+    values = np.full(len(pairs), np.nan)
+    todo = np.ones(len(pairs), dtype=bool)
+    keys: list[bytes] = []
+    if cache is not None and pairs:
+        keys = cache.keys(measure.cache_key, digests if digests is not None else pair_digests(pairs))
+        if cache.has_measure(measure.cache_key):  # nothing of this measure stored: no look-up at all
+            values, found = cache.get(keys)
+            todo = ~found
+            stats.cached = int(found.sum())
+    missing_index = np.flatnonzero(todo)
+    if len(missing_index):
+        todo_pairs = [pairs[int(index)] for index in missing_index]
+        compute_started = time.perf_counter()
+        computed = evaluate(measure, todo_pairs, workers=workers)
+        stats.compute_seconds = time.perf_counter() - compute_started
+        values[missing_index] = computed
+        stats.computed = len(todo_pairs)
+        stats.extra.update({key: float(value) for key, value in getattr(measure, "stats", {}).items()})
+        if cache is not None:
+            store = cache.put_later if store_later else cache.put
+            store([keys[index] for index in missing_index], computed.tolist())
+    stats.seconds = time.perf_counter() - started
+    return dict(zip(pairs, values.tolist(), strict=True)), stats
+
+
+def corpus_doc_pairs(plan: Plan, system: str, distance: dict[TextPair, float]) -> list[DocPairs]:
+    """The :class:`DocPairs` of one system from computed distances (ordered pairs in permutation order)."""
+    out = []
+    for doc in plan.systems[system]:
+        pairs = list(itertools.permutations(doc.readers, 2))
+        out.append(
+            DocPairs(
+                doc_id=doc.doc_id,
+                user_doc={j: distance[(doc.user[j], doc.doc_text)] for j in doc.readers},
+                system_doc={j: distance[(doc.system[j], doc.doc_text)] for j in doc.readers},
+                user_pairs={(j, k): distance[(doc.user[j], doc.user[k])] for j, k in pairs},
+                system_pairs={(j, k): distance[(doc.system[j], doc.system[k])] for j, k in pairs},
+                accuracy={j: distance[(doc.system[j], doc.user[j])] for j in doc.readers},
+            )
+        )
+    return out
+
+
+def unique(pairs: Iterable[TextPair]) -> list[TextPair]:
+    return list(dict.fromkeys(pairs))
+
+
+_FORK_SCORING: tuple[Plan, dict[TextPair, float], Params, dict[str, list[DocPairs]]] | None = None
+
+
+def _score_one(system: str) -> SystemScore:
+    assert _FORK_SCORING is not None
+    plan, distance, params, built = _FORK_SCORING
+    docs = built.get(system)
+    return score_system(docs if docs is not None else corpus_doc_pairs(plan, system, distance), params)
+
+
+def score_systems(
+    plan: Plan,
+    distance: dict[TextPair, float],
+    params: Params,
+    *,
+    workers: int | None = None,
+    collect: Callable[[str, list[DocPairs]], None] | None = None,
+) -> dict[str, SystemScore]:
+    """:func:`~metaeval.core.perseval.measure.score_system` of every system of ``plan`` (in plan order), the systems
+    split
+    across ``workers`` forked processes on a large corpus. Each system is scored by the same code either way, so the
+    numbers do not depend on ``workers``. ``collect(system, docs)``, when given, receives each system's
+    :class:`DocPairs` (built here, before the processes fork)."""
+    global _FORK_SCORING
+    workers = default_workers() if workers is None else max(1, workers)
+    systems = list(plan.systems)
+    built: dict[str, list[DocPairs]] = {}
+    if collect is not None:
+        for system in systems:
+            built[system] = corpus_doc_pairs(plan, system, distance)
+            collect(system, built[system])
+    entries = sum(len(doc.readers) for documents in plan.systems.values() for doc in documents)
+    _FORK_SCORING = (plan, distance, params, built)
+    try:
+        if (workers == 1 or len(systems) < 2 or entries < SCORING_PARALLEL_THRESHOLD
+                or "fork" not in multiprocessing.get_all_start_methods()):
+            return {system: _score_one(system) for system in systems}
+        with multiprocessing.get_context("fork").Pool(min(workers, len(systems)), initializer=gc.freeze) as pool:
+            return dict(zip(systems, pool.map(_score_one, systems, chunksize=1), strict=True))
+    finally:
+        _FORK_SCORING = None
