@@ -27,6 +27,8 @@ from django.db import connection
 from django.db.models import F, QuerySet
 from django.utils import timezone
 
+from metaeval.models import MetaevalRun
+
 log = logging.getLogger(__name__)
 
 QUEUED, RUNNING, FAILED, CANCELLED = "queued", "running", "failed", "cancelled"
@@ -239,3 +241,25 @@ def reclaim_stale(
             log.warning("%s %s %s: %s", event, run.pk, verdict.status, verdict.message,
                         extra={"event": f"{event}.{verdict.status}", "run": run.pk})
     return outcome
+
+
+class RunCancelled(Exception):
+    """A researcher cancelled the run while it ran (:func:`run_cancel`)."""
+
+
+class RunLeaseLost(Exception):
+    """This worker's lease on the run ran out and the run was given to another worker: stop, write nothing."""
+
+
+class RunLease(RowLease):
+    """A worker's hold on a running scoring run (:class:`RowLease`); :meth:`check` raises :class:`RunCancelled` /
+    :class:`RunLeaseLost` at the pipeline's next progress event."""
+
+    def __init__(self, run: MetaevalRun, worker: str) -> None:
+        super().__init__(MetaevalRun, run.pk, worker, f"lease-run-{run.pk}")
+
+    def check(self) -> None:
+        if self.lost.is_set():
+            raise RunLeaseLost(f"metaeval run {self.run_id}: the lease of {self.worker} ran out; another worker has it")
+        if self.cancelled.is_set():
+            raise RunCancelled(f"metaeval run {self.run_id} was cancelled")

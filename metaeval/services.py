@@ -28,7 +28,7 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from metaeval import leases, selectors
+from metaeval import leases, queue, selectors
 from metaeval.core.io.corpus import MissingSummary
 from metaeval.core.io.records import run_document
 from metaeval.core.measures.cache import DistanceCache, open_cache
@@ -42,7 +42,7 @@ from metaeval.core.perseval.pipeline import Distribute, Progress, ProgressEvent,
 from metaeval.core.perseval.report import build_report
 from metaeval.core.perseval.report import check_settings as check_report_settings
 from metaeval.core.progress import ProgressTracker, planned_steps
-from metaeval.leases import RowLease, lease_duration
+from metaeval.leases import RunCancelled, RunLease, RunLeaseLost, lease_duration
 from metaeval.models import JudgmentSet, MetaevalRun
 from survey import exporting
 from survey import selectors as survey_selectors
@@ -63,28 +63,6 @@ PAIRWISE_SEED_OFFSET = 7
 
 class RunNotQueued(Exception):
     """The run is not (or no longer) queued: another worker took it, or it never was."""
-
-
-class RunCancelled(Exception):
-    """A researcher cancelled the run while it ran (:func:`run_cancel`)."""
-
-
-class RunLeaseLost(Exception):
-    """This worker's lease on the run ran out and the run was given to another worker: stop, write nothing."""
-
-
-class RunLease(RowLease):
-    """A worker's hold on a running scoring run (:class:`RowLease`); :meth:`check` raises :class:`RunCancelled` /
-    :class:`RunLeaseLost` at the pipeline's next progress event."""
-
-    def __init__(self, run: MetaevalRun, worker: str) -> None:
-        super().__init__(MetaevalRun, run.pk, worker, f"lease-run-{run.pk}")
-
-    def check(self) -> None:
-        if self.lost.is_set():
-            raise RunLeaseLost(f"metaeval run {self.run_id}: the lease of {self.worker} ran out; another worker has it")
-        if self.cancelled.is_set():
-            raise RunCancelled(f"metaeval run {self.run_id} was cancelled")
 
 
 class ProgressRecorder(ProgressTracker):
@@ -379,10 +357,8 @@ def run_repeat(run: MetaevalRun, *, user: User | AnonymousUser | None = None) ->
 def run_launch(run: MetaevalRun) -> None:
     """Send the queued ``run`` to a Celery worker (task ``metaeval.execute_run``; with no broker configured, and
     under tests, Celery runs it here and now). A broker that does not answer marks the run failed, saying so."""
-    from metaeval.tasks import execute_run
-
     try:
-        execute_run.delay(run.pk)
+        queue.send("metaeval.execute_run", run.pk)
     except Exception as exc:  # kombu's OperationalError and socket errors: the run cannot be queued
         log.warning("run %s: could not reach the task broker", run.pk, exc_info=True)
         _fail_queued(run, f"could not queue the run: the task broker did not answer ({type(exc).__name__}: {exc})")

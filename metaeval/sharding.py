@@ -29,14 +29,13 @@ from django.conf import settings
 from django.db.models import Count, F, Sum
 from django.utils import timezone
 
-from metaeval import selectors
+from metaeval import queue, selectors
 from metaeval.core.measures.base import Measure
 from metaeval.core.measures.cache import DistanceCache, open_cache, pair_digests
 from metaeval.core.measures.distances import compute
 from metaeval.core.perseval.pipeline import RunOptions, plan_run, prepare_measure
-from metaeval.leases import Heartbeat, lease_duration
+from metaeval.leases import Heartbeat, RunLease, lease_duration
 from metaeval.models import MetaevalRun, RunShard
-from metaeval.services import RunLease
 
 log = logging.getLogger(__name__)
 
@@ -191,9 +190,7 @@ class RunDistributor:
 
 
 def _send_helper(run_id: int, measure: str) -> None:
-    from metaeval.tasks import compute_shards
-
-    compute_shards.delay(run_id, measure)
+    queue.send("metaeval.compute_shards", run_id, measure)
 
 
 #: the last run whose pairs this process rebuilt: (run id, its measures' pairs and digests)

@@ -32,7 +32,7 @@ from django.db import transaction
 from django.urls import reverse
 from django.utils import timezone
 
-from metaeval import leases
+from metaeval import leases, queue
 from metaeval import services as metaeval_services
 from metaeval.core.io.fileio import ImporterError
 from metaeval.leases import RowLease, lease_duration
@@ -87,10 +87,8 @@ def import_job_create(*, kind: str, uploads: Mapping[str, UploadedFile], study: 
 def import_job_launch(job: ImportJob) -> None:
     """Send the queued job to a Celery worker (with no broker, and under tests, Celery runs it here); a broker that
     does not answer fails the job, saying so."""
-    from survey.tasks import execute_import_job
-
     try:
-        execute_import_job.delay(job.pk)
+        queue.send("survey.execute_import_job", job.pk)
     except Exception as exc:  # kombu's OperationalError and socket errors
         log.warning("import job %s: could not reach the task broker", job.pk, exc_info=True)
         if ImportJob.objects.filter(pk=job.pk, status=ImportJob.Status.QUEUED).update(

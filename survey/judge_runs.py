@@ -21,6 +21,7 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from metaeval import queue
 from metaeval.core.io.fileio import Problems
 from metaeval.core.judges.base import JudgeConfigError
 from metaeval.core.judges.factory import judge_concurrency, judge_name
@@ -126,10 +127,8 @@ def judge_run_create(
 def judge_run_launch(run: JudgeRun) -> None:
     """Send the queued run to a Celery worker (task ``survey.execute_judge_run``; with no broker configured, and
     under tests, Celery runs it here). A broker that does not answer marks the run failed, saying so."""
-    from survey.tasks import execute_judge_run
-
     try:
-        execute_judge_run.delay(run.pk)
+        queue.send("survey.execute_judge_run", run.pk)
     except Exception as exc:  # kombu's OperationalError and socket errors
         log.warning("judge run %s: could not reach the task broker", run.pk, exc_info=True)
         JudgeRun.objects.filter(pk=run.pk, status=JudgeRun.Status.QUEUED).update(

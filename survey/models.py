@@ -712,7 +712,7 @@ class JudgeEndpoint(models.Model):
         return list(dict.fromkeys(line.strip() for line in self.model_choices.splitlines() if line.strip()))
 
     def clean(self) -> None:
-        from survey.judge_endpoints import address_problem, endpoint_problems
+        from survey.judge_policy import address_problem, endpoint_problems
 
         problems = endpoint_problems(self)
         if self.kind == self.Kind.OPENAI and not problems.get("base_url") and not self.allow_private:

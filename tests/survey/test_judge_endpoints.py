@@ -10,7 +10,7 @@ import pytest
 from django.contrib.auth.models import Group, Permission, User
 from django.core.exceptions import ValidationError
 
-from survey import judge_endpoints, judge_runs
+from survey import judge_policy, judge_runs
 from survey.models import JudgeEndpoint, JudgeJudgment, JudgeRun
 from survey.research_views import RESEARCHER_GROUP
 from tests.survey.test_judge_runs import RankStub, create, ranked_study, run_settings, stub_endpoint
@@ -54,18 +54,18 @@ def test_every_variable_the_platform_reads_is_refused_as_a_key_whatever_the_patt
     assert {"SECRET_KEY", "CELERY_BROKER_URL", "CACHE_URL", "DEMO_ADMIN_PASSWORD", "METAEVAL_INFOLM_MODEL"} <= names
     settings.JUDGE_API_KEY_ENV_PATTERN = ".*"  # an operator's careless pattern changes nothing for these
     for name in sorted(names):
-        assert judge_endpoints.key_env_problem(name), name
-    assert judge_endpoints.key_env_problem("AWS_SECRET_ACCESS_KEY")
-    assert judge_endpoints.key_env_problem("OPENAI_API_KEY") is None
+        assert judge_policy.key_env_problem(name), name
+    assert judge_policy.key_env_problem("AWS_SECRET_ACCESS_KEY")
+    assert judge_policy.key_env_problem("OPENAI_API_KEY") is None
 
 
 def test_the_default_pattern_takes_only_api_key_variables():
-    assert judge_endpoints.key_env_problem("OPENAI_API_KEY") is None
-    assert judge_endpoints.key_env_problem("TOGETHER_API_KEY") is None
+    assert judge_policy.key_env_problem("OPENAI_API_KEY") is None
+    assert judge_policy.key_env_problem("TOGETHER_API_KEY") is None
     for name, why in [("HOME", "platform's own"), ("GITHUB_TOKEN", "does not end in _API_KEY"),
                       ("lower_API_KEY", "does not match the allowed pattern"),
                       ("DB_PASSWORD_API_KEY", "PASSWORD"), ("X; rm -rf /", "not an environment variable name")]:
-        assert why in (judge_endpoints.key_env_problem(name) or ""), name
+        assert why in (judge_policy.key_env_problem(name) or ""), name
 
 
 def test_an_endpoint_naming_a_platform_secret_cannot_be_saved_and_cannot_be_used(stub, monkeypatch,
