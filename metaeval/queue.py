@@ -14,4 +14,6 @@ def send(task: str, *args: Any) -> None:
     reached (callers turn it into a failed run with a message) and ``KeyError`` for an unknown task name."""
     from celery import current_app
 
+    if task not in current_app.tasks:  # the apps' task modules are imported on first use (Celery's autodiscovery)
+        current_app.loader.import_default_modules()
     current_app.tasks[task].delay(*args)

@@ -13,6 +13,7 @@ from django.db import connection, connections
 
 from survey import services
 from survey.models import Assignment, Participant, Questionnaire, Rating
+from survey.services import participation
 from tests.conftest import build_dataset, build_study, full_answers
 
 THREADS = 24
@@ -119,7 +120,7 @@ def test_the_database_refuses_a_second_live_assignment():
     other = Questionnaire.objects.filter(study=study).exclude(pk=first.questionnaire_id).first()
     claim = {"study": study, "questionnaire": other, "participant": participant, "slot": 1, "now": first.claimed_at}
     with pytest.raises(IntegrityError), transaction.atomic():
-        services._new_assignment(**claim)
+        participation._new_assignment(**claim)
     Assignment.objects.filter(pk=first.pk).update(released_at=first.claimed_at)
-    second = services._new_assignment(**claim)
+    second = participation._new_assignment(**claim)
     assert second.pk != first.pk

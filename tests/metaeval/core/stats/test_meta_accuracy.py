@@ -23,7 +23,8 @@ from metaeval.core.stats.meta_accuracy import (
     pairwise_agreement,
     system_bootstrap,
 )
-from metaeval.core.stats.resampling import _bootstrap_system_scores, document_draws
+from metaeval.core.stats.resampling import document_draws
+from metaeval.core.stats.resampling.bootstrap import _bootstrap_system_scores
 from metaeval.core.stats.soft_pairwise import (
     PairedDocuments,
     one_sided_p_values,

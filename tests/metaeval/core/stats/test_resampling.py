@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from metaeval.core.perseval.report_options import RESAMPLES
 from metaeval.core.stats.correlation import correlate, size_label, strength_label
 from metaeval.core.stats.resampling import (
     METHODS,
-    RESAMPLES,
     BootstrapCI,
     PermutationResult,
     align,

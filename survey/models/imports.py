@@ -1,6 +1,6 @@
 """Import jobs: an upload too large to import inside the web request (``IMPORT_INLINE_MAX_BYTES``) is stored here,
 gzip'd, and imported by a Celery worker (``survey.import_jobs``) under a lease like the runs', with its progress
-and outcome on the job page. Imported into ``survey.models``."""
+and outcome on the job page."""
 from __future__ import annotations
 
 from django.conf import settings
