@@ -104,7 +104,8 @@ class ProgressRecorder(ProgressTracker):
             return
         self._written = now
         self.run.progress = dict(self.state)
-        MetaevalRun.objects.filter(pk=self.run.pk).update(progress=self.run.progress)
+        # only while the row is this process's (a worker that lost its lease leaves the new worker's progress alone)
+        MetaevalRun.objects.filter(pk=self.run.pk, worker=self.run.worker).update(progress=self.run.progress)
 
 
 #: how the stored error of a run that stopped at an incomplete document begins (its page then offers the fix)
