@@ -1,4 +1,4 @@
-# All set-up happens through these targets; see README.md.
+# All set-up happens through these targets; see README.md and docs/reference/commands.md.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install browser migrate demo run serve worker loadtest test test-postgres lint report-demo bench bench-neural clean
+.PHONY: install browser migrate demo run serve worker loadtest test test-postgres lint docs report-demo bench bench-neural clean
 
 install: $(STAMP)
 
@@ -31,7 +31,7 @@ demo: migrate wordnet-optional
 	  --measures rouge_l,rouge_su4,bleu4,jsd,bertscore --aux rouge_l,jsd
 
 # The dev server and, beside it, a Celery worker on a folder-on-disk broker (no Redis needed); both stop together
-# (Ctrl-C). No beat (-B): the worker reclaims stale runs itself (README "Background work"), and a kill -9 of the
+# (Ctrl-C). No beat (-B): the worker reclaims stale runs itself (docs/guide/workers.md), and a kill -9 of the
 # worker would leave an embedded beat running. CELERY_BROKER_URL=redis://... uses Redis instead.
 run: export CELERY_BROKER_URL ?= filesystem://
 run: demo
@@ -45,15 +45,15 @@ run: demo
 	trap 'kill $$worker 2>/dev/null; wait $$worker 2>/dev/null' EXIT INT TERM; \
 	DEBUG=1 $(PY) manage.py runserver $(HOST):$(PORT)
 
-# A Celery worker for production (README "Background work"): CELERY_BROKER_URL must name the broker.
+# A Celery worker for production (docs/guide/workers.md): CELERY_BROKER_URL must name the broker.
 worker: install wordnet-optional
 	DEBUG=0 $(VENV)/bin/celery -A config worker --loglevel=INFO
 
-# The production configuration (README "Deploy"): DEBUG off, migrations, collectstatic (hashed, compressed files
+# The production configuration (docs/guide/deploy.md): DEBUG off, migrations, collectstatic (hashed, compressed files
 # served by whitenoise), gunicorn. Needs SECRET_KEY; DATABASE_URL selects the database (default: the SQLite file).
 WEB_WORKERS ?= 4
 serve: install wordnet-optional
-	@test -n "$$SECRET_KEY" || { echo "make serve needs SECRET_KEY (and see README: Deploy)"; exit 2; }
+	@test -n "$$SECRET_KEY" || { echo "make serve needs SECRET_KEY (and see docs/guide/deploy.md)"; exit 2; }
 	DEBUG=0 $(PY) manage.py migrate --noinput
 	DEBUG=0 $(PY) manage.py collectstatic --noinput -v0
 	DEBUG=0 $(PY) manage.py check --deploy
@@ -75,6 +75,10 @@ test: install browser wordnet
 lint: install
 	$(VENV)/bin/ruff check .
 	DEBUG=1 $(VENV)/bin/mypy
+
+# the documentation site (mkdocs.yml) into site/, warnings as errors; offline. `.venv/bin/mkdocs serve` serves it.
+docs: install
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
 test-postgres: install browser wordnet
 	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres} $(PY) -m pytest
@@ -104,4 +108,4 @@ bench-neural: install
 	$(PY) benchmarks/neural_bench.py $(BENCH_NEURAL_ARGS)
 
 clean:
-	rm -rf $(VENV) db.sqlite3 .test-db-*.sqlite3 artifacts static/vendor
+	rm -rf $(VENV) db.sqlite3 .test-db-*.sqlite3 artifacts static/vendor site

@@ -1,4 +1,4 @@
-"""The HTTP API under /api/ (researchers only; see README "HTTP API" and the schema at /api/schema/)."""
+"""The HTTP API under /api/ (researchers only; see docs/reference/http-api.md and the schema at /api/schema/)."""
 from django.urls import path
 
 from api import views

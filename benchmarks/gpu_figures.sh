@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU figures of the README (neural measures on one card), in the order they matter; each part's output goes to
+# The GPU figures of docs/guide/gpus.md (neural measures on one card), in the order they matter; each part's output goes to
 # $OUT/<part>.txt as it runs. Usage: OUT=folder bash benchmarks/gpu_figures.sh [part ...]
 # parts: base-bf16 base-fp32 sweep tiny processes pens-0 pens-1 (default: the first five; pens-* are the two halves
 # of the PENS-size run, 3840 documents, each about ten minutes on an H100 with generating the corpus: 384 documents

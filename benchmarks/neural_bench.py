@@ -25,7 +25,7 @@ reached (model FLOPs / time / peak), and the GPU memory high-water mark. ``--par
 float32 and bf16 distances on N documents' pairs, and PerSEval on the whole corpus (largest difference, ranking
 changes). ``--end-to-end-only``: one ``run_scores`` call with every measure (``--docs 3840`` is PENS-size);
 ``--shard i/N`` keeps documents i, i+N, ...; ``--processes N`` runs N shards at once on this machine's card.
-``benchmarks/gpu_figures.sh`` runs the README's GPU figures. Not run by the tests (``make bench-neural``).
+``benchmarks/gpu_figures.sh`` runs the GPU figures of docs/guide/gpus.md. Not run by the tests (``make bench-neural``).
 """
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The Celery application: background work (scoring and report runs) on workers started with
-``celery -A config worker`` (README "Background work"). Settings are the ``CELERY_*`` ones in config/settings.py."""
+``celery -A config worker`` (docs/guide/workers.md). Settings are the ``CELERY_*`` ones in config/settings.py."""
 from __future__ import annotations
 
 import os

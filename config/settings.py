@@ -1,5 +1,5 @@
-"""Settings, all environment-driven: every variable read here is in the README's "Configuration" table (the
-security ones are explained in its "Deploy" section).
+"""Settings, all environment-driven: every variable read here is in docs/reference/configuration.md (the security
+ones are explained in docs/guide/deploy.md; tests/test_docs_site.py checks that every one is documented).
 """
 from __future__ import annotations
 
@@ -226,7 +226,7 @@ if not DEBUG and not TESTING:
     SESSION_COOKIE_SECURE = _env_bool("SECURE_COOKIES", True)
     CSRF_COOKIE_SECURE = _env_bool("SECURE_COOKIES", True)
 # HTTPS: behind a reverse proxy that sets X-Forwarded-Proto (SECURE_PROXY_SSL_HEADER=1), redirect plain HTTP
-# (SECURE_SSL_REDIRECT=1) and send HSTS for HSTS_SECONDS (0 = off; the Deploy section of the README says when to
+# (SECURE_SSL_REDIRECT=1) and send HSTS for HSTS_SECONDS (0 = off; docs/guide/deploy.md says when to
 # turn it on).
 if _env_bool("SECURE_PROXY_SSL_HEADER"):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
@@ -309,7 +309,7 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "WARNING")},
 }
 
-# Background work on Celery (README "Background work"). CELERY_BROKER_URL: redis://127.0.0.1:6379/0 in production
+# Background work on Celery (docs/guide/workers.md). CELERY_BROKER_URL: redis://127.0.0.1:6379/0 in production
 # (RabbitMQ's amqp:// works too); `make run` uses a folder on disk (filesystem://) and starts a worker beside the
 # dev server. Without a broker (and under tests) tasks run eagerly, inside the request that queues them.
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "")

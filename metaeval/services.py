@@ -104,7 +104,8 @@ class ProgressRecorder(ProgressTracker):
             return
         self._written = now
         self.run.progress = dict(self.state)
-        MetaevalRun.objects.filter(pk=self.run.pk).update(progress=self.run.progress)
+        # only while the row is this process's (a worker that lost its lease leaves the new worker's progress alone)
+        MetaevalRun.objects.filter(pk=self.run.pk, worker=self.run.worker).update(progress=self.run.progress)
 
 
 #: how the stored error of a run that stopped at an incomplete document begins (its page then offers the fix)
@@ -193,7 +194,9 @@ def _execute(
         run.error = "cancelled by a researcher while it ran" if cancelled else failure_message(exc)
         run.finished_at = timezone.now()
         run.lease_expires_at = None
-        run.save(update_fields=["status", "error", "data_hash", "finished_at", "progress", "lease_expires_at"])
+        if not _store(run, ["status", "error", "data_hash", "finished_at", "progress", "lease_expires_at"], lease):
+            raise RunLeaseLost(f"metaeval run {run.pk}: the lease ran out before it could be marked "
+                               f"{run.status}; another worker has it") from exc
         exc.add_note(f"stored as {run.status} metaeval run {run.pk}")
         log.info(f"run {run.status}", extra={"event": f"run.{run.status}", "run": run.pk, "error": run.error})
         raise
@@ -205,10 +208,31 @@ def _execute(
     run.finished_at = timezone.now()
     run.lease_expires_at = None
     recorder.finish(ok=True)
-    run.save()
+    if not _store(run, [*_DONE_FIELDS], lease):
+        log.warning("run %s: lease lost before the result was stored, leaving the run to the worker that has it",
+                    run.pk)
+        raise RunLeaseLost(f"metaeval run {run.pk}: the lease ran out before the result was stored; another worker "
+                           "has it")
     log.info("run done", extra={"event": "run.done", "run": run.pk, "kind": run.kind, "rows": len(run.scores),
                                 "seconds": round(result.timings.get("total", 0.0), 3), "data_hash": run.data_hash})
     return result
+
+
+#: what a finished run writes to its row
+_DONE_FIELDS = ("versions", "timings", "scores", "hj_counts", "distances", "unavailable", "measure_models", "status",
+                "finished_at", "lease_expires_at", "progress", "report", "data_hash", "error")
+
+
+def _store(run: MetaevalRun, fields: Sequence[str], lease: RunLease | None) -> bool:
+    """Write ``fields`` of ``run`` to its row; under a ``lease`` only while the row is still running under the
+    lease's worker (one conditional UPDATE), so a worker whose lease ran out never overwrites the run of the
+    worker that took it over. False when the row was not this worker's any more."""
+    if lease is None:  # a run scored in this process (run_execute): nobody else can have it
+        run.save(update_fields=list(fields))
+        return True
+    values = {name: getattr(run, name) for name in fields}
+    return bool(MetaevalRun.objects.filter(pk=run.pk, status=MetaevalRun.Status.RUNNING, worker=lease.worker)
+                .update(**values))
 
 
 def _report_settings(parameters: Mapping[str, object]) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """Runs sharded across workers: one run's distance work split into shards that any number of Celery workers, on any
 number of machines, compute into the shared distance cache.
 
-How a run is sharded (README "Background work"):
+How a run is sharded (docs/guide/workers.md):
 
 1. The worker that took the run (the *coordinator*, :class:`RunDistributor`) plans it as usual; for each measure
    whose missing distances are at least two shards (``METAEVAL_SHARD_PAIRS`` pairs each, default 50,000; 0 turns

@@ -1,5 +1,5 @@
-"""docs/conventions.md is the project's own statement of its conventions: every section the code cites exists, and
-nothing points at a document outside the project."""
+"""docs/conventions.md is the project's own statement of its conventions: every section the code and the
+documentation pages cite exists, and nothing points at a document outside the project."""
 from __future__ import annotations
 
 import re
@@ -15,6 +15,11 @@ def sources() -> list[Path]:
     return [path for folder in folders for path in (ROOT / folder).rglob("*.py")]
 
 
+def pages() -> list[Path]:
+    """The README and the documentation site's pages (docs/conventions.md itself apart)."""
+    return [ROOT / "README.md", *(path for path in (ROOT / "docs").rglob("*.md") if path != DOC)]
+
+
 def sections() -> dict[int, str]:
     """Section number -> its text, from the ``## N. Title`` headings."""
     parts = re.split(r"^## (\d+)\. ", DOC.read_text(encoding="utf-8"), flags=re.MULTILINE)
@@ -25,7 +30,7 @@ def test_every_cited_section_exists() -> None:
     known = sections()
     assert sorted(known) == list(range(1, 30))
     cited = 0
-    for path in sources():
+    for path in [*sources(), *pages()]:
         for match in CITATION.finditer(path.read_text(encoding="utf-8")):
             first, item, last = match.groups()
             for number in range(int(first), int(last or first) + 1):
@@ -37,6 +42,6 @@ def test_every_cited_section_exists() -> None:
 
 
 def test_no_reference_to_the_design_folder_or_its_file() -> None:
-    for path in [*sources(), ROOT / "README.md"]:
+    for path in [*sources(), *pages()]:
         if path != Path(__file__):
             assert "PERSEVAL_" + "CONVENTIONS" not in path.read_text(encoding="utf-8"), path

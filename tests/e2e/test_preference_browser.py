@@ -80,7 +80,7 @@ def test_two_participants_complete_a_preference_study(live_server, browser):
 
 
 def test_the_demo_ab_study_in_the_browser(live_server, browser):
-    """The demo A/B study as a participant meets it (the README's screenshot): real headlines, the reader's own
+    """The demo A/B study as a participant meets it (the docs' screenshot): real headlines, the reader's own
     headlines for other articles, three questions per pair, nothing that names a system."""
     import os
 

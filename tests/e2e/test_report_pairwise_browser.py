@@ -1,6 +1,6 @@
 """A researcher opens a report with a pairwise judgment set in a real browser: the forest plot, the win-fraction
 heatmap and the consistency curves are drawn, the criterion switch redraws them and swaps the win/tie/loss table,
-system names stay whole. The section's screenshot goes to artifacts/screenshots/report-pairwise.png (the README's
+system names stay whole. The section's screenshot goes to artifacts/screenshots/report-pairwise.png (the docs'
 copy in docs/screenshots/ is taken from it, as for the other screenshots)."""
 from __future__ import annotations
 

@@ -140,3 +140,22 @@ def test_progress_events_carry_kind_step_and_counts(study):
     assert recorder.state["done"] == 1
     recorder(ProgressEvent("finished", "x", "no counting words here"))
     assert recorder.state["done"] == 2 and recorder.state["step"] == "no counting words here"
+
+
+@pytest.mark.parametrize("outcome", ["done", "failed"])
+def test_a_worker_whose_run_went_to_another_worker_writes_nothing_at_the_end(dataset, monkeypatch, outcome):
+    """The last check of the lease and the final write are not one step: a worker whose run another worker took
+    over in between (its heartbeat had not noticed yet) must not overwrite that worker's row, done or failed."""
+    run = services.run_enqueue(dataset=dataset, options=RunOptions(measures=["rouge_l"], workers=1))
+    monkeypatch.setattr(services.RunLease, "check", lambda self: None)  # the heartbeat has not noticed yet
+
+    def taken_over(event: ProgressEvent) -> None:
+        if event.kind == "finished" or outcome == "failed":
+            MetaevalRun.objects.filter(pk=run.pk).update(worker="other:2", attempts=2)
+        if outcome == "failed":
+            raise RuntimeError("boom")
+
+    with pytest.raises(services.RunLeaseLost, match="another worker has it"):
+        services.run_process(run.pk, worker="first:1", use_cache=False, progress=taken_over)
+    run.refresh_from_db()
+    assert (run.status, run.worker, run.scores, run.error) == ("running", "other:2", [], "")

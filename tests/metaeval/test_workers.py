@@ -107,7 +107,7 @@ def workers(tmp_path):
         with pool.client.connection_for_write() as conn:
             conn.ensure_connection(max_retries=1)
     except Exception as exc:  # the machine's Redis is part of the test environment (.ci/run starts it)
-        pytest.fail(f"Redis at {REDIS} does not answer ({exc}); start it (see README: Background work)")
+        pytest.fail(f"Redis at {REDIS} does not answer ({exc}); start it (see docs/guide/workers.md)")
     yield pool
     pool.close()
 

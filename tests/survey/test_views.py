@@ -211,8 +211,8 @@ def test_ratings_download_layout(study, researcher):
 
 
 def test_participant_pages_query_counts(study, django_assert_max_num_queries):
-    """The flow's database work per page stays what the README's load figures rest on (session, participant and page
-    queries); a change that adds a query per page shows here, not only as a slower load test."""
+    """The flow's database work per page stays what the load figures (docs/guide/deploy.md) rest on (session,
+    participant and page queries); a change that adds a query per page shows here, not only as a slower load test."""
     client = Client()
     consent(client, study.slug)
     # study, session, participant, live hold, candidates, locked questionnaire, its slots, items, insert; and the

@@ -13,8 +13,6 @@ ordered pair of them is a row (as the distance path with ``--missing drop``).
 """
 from __future__ import annotations
 
-import csv
-import io
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -23,7 +21,7 @@ from pathlib import Path
 from typing import Literal
 
 from metaeval.core.io.corpus import REFERENCE, Corpus, DataError
-from metaeval.core.io.fileio import Problems, from_spreadsheet_safe, listed, read_text
+from metaeval.core.io.fileio import Problems, csv_rows, from_spreadsheet_safe, listed, read_text
 from metaeval.core.perseval.human import HumanCounts
 from metaeval.core.perseval.measure import DocPairs
 
@@ -75,50 +73,42 @@ def load_feedback_ratings(path: str | Path, *, scale_max: float | None = None, f
     path = Path(path)
     file = file or path.name
     problems = Problems()
-    reader = csv.reader(io.StringIO(read_text(path, file), newline=""), strict=True)
     header: list[str] | None = None
     rows: list[FeedbackRating] = []
     first: dict[tuple[str, str, str], int] = {}
     gold: dict[tuple[str, str], tuple[float, int]] = {}
-    last = 0
-    try:
-        for fields in reader:
-            line, last = last + 1, reader.line_num
-            if not fields or (len(fields) == 1 and not fields[0].strip()):
-                continue
-            if header is None:
-                header = [name.strip() for name in fields]
-                missing = [name for name in FEEDBACK_RATING_COLUMNS if name not in header]
-                if missing:
-                    problems.add(file, line, "the header lacks " + ", ".join(f'"{name}"' for name in missing)
-                                 + f" (expected {','.join(FEEDBACK_RATING_COLUMNS)})")
-                    problems.raise_if_any()
-                continue
-            if len(fields) != len(header):
-                problems.add(file, line, f"expected {len(header)} fields as in the header, found {len(fields)}")
-                continue
-            row = dict(zip(header, map(from_spreadsheet_safe, fields), strict=True))
-            if "scale_max" in row:
-                scale_max = _file_scale(row["scale_max"], line, file, scale_max, problems)
-                if scale_max is None:
-                    problems.raise_if_any()
-            parsed = _row(row, line, file, scale_max or DEFAULT_SCALE_MAX, problems)
-            if parsed is None:
-                continue
-            key = (parsed.doc_id, parsed.reader, parsed.system)
-            if key in first:
-                problems.add(file, line, f'field "system": "{parsed.system}" rated again by reader "{parsed.reader}" '
-                             f'for doc_id "{parsed.doc_id}" (first at line {first[key]})')
-                continue
-            first[key] = line
-            earlier = gold.setdefault((parsed.doc_id, parsed.reader), (parsed.gold_mean, line))
-            if earlier[0] != parsed.gold_mean:
-                problems.add(file, line, f'field "gold_mean": {parsed.gold_mean!r} differs from {earlier[0]!r} at '
-                             f'line {earlier[1]} (reader "{parsed.reader}", doc_id "{parsed.doc_id}")')
-                continue
-            rows.append(parsed)
-    except csv.Error as exc:
-        problems.add(file, reader.line_num, f"invalid CSV: {exc}")
+    for line, fields in csv_rows(read_text(path, file), file, problems):
+        if header is None:
+            header = [name.strip() for name in fields]
+            missing = [name for name in FEEDBACK_RATING_COLUMNS if name not in header]
+            if missing:
+                problems.add(file, line, "the header lacks " + ", ".join(f'"{name}"' for name in missing)
+                             + f" (expected {','.join(FEEDBACK_RATING_COLUMNS)})")
+                problems.raise_if_any()
+            continue
+        if len(fields) != len(header):
+            problems.add(file, line, f"expected {len(header)} fields as in the header, found {len(fields)}")
+            continue
+        row = dict(zip(header, map(from_spreadsheet_safe, fields), strict=True))
+        if "scale_max" in row:
+            scale_max = _file_scale(row["scale_max"], line, file, scale_max, problems)
+            if scale_max is None:
+                problems.raise_if_any()
+        parsed = _row(row, line, file, scale_max or DEFAULT_SCALE_MAX, problems)
+        if parsed is None:
+            continue
+        key = (parsed.doc_id, parsed.reader, parsed.system)
+        if key in first:
+            problems.add(file, line, f'field "system": "{parsed.system}" rated again by reader "{parsed.reader}" '
+                         f'for doc_id "{parsed.doc_id}" (first at line {first[key]})')
+            continue
+        first[key] = line
+        earlier = gold.setdefault((parsed.doc_id, parsed.reader), (parsed.gold_mean, line))
+        if earlier[0] != parsed.gold_mean:
+            problems.add(file, line, f'field "gold_mean": {parsed.gold_mean!r} differs from {earlier[0]!r} at '
+                         f'line {earlier[1]} (reader "{parsed.reader}", doc_id "{parsed.doc_id}")')
+            continue
+        rows.append(parsed)
     if header is None:
         problems.add(file, 1, "the file is empty (expected a header line " + ",".join(FEEDBACK_RATING_COLUMNS) + ")")
     elif not rows and not problems:

@@ -18,8 +18,6 @@ No Django here.
 """
 from __future__ import annotations
 
-import csv
-import io
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -38,7 +36,7 @@ from metaeval.core.icopernicus.prompt_styles import (
     PROBE_MODES,
     STYLES,
 )
-from metaeval.core.io.fileio import Problems, from_spreadsheet_safe, read_text
+from metaeval.core.io.fileio import Problems, csv_rows, from_spreadsheet_safe, read_text
 from metaeval.core.io.records import number
 from metaeval.core.stats.resampling import system_score_intervals
 
@@ -175,31 +173,25 @@ def read_scores(path: str | Path, *, file: str | None = None) -> list[StyleScore
     path = Path(path)
     file = file or path.name
     problems = Problems()
-    reader = csv.reader(io.StringIO(read_text(path, file), newline=""), strict=True)
     scores: list[StyleScore] = []
     first: dict[tuple[str, str], int] = {}
     header_seen = False
-    last = 0
-    try:
-        for fields in reader:
-            line, last = last + 1, reader.line_num
-            if not fields or all(not cell.strip() for cell in fields):
-                continue
-            cells = [from_spreadsheet_safe(cell.strip()) for cell in fields]
-            if not header_seen:
-                header_seen = True
-                for position, name in enumerate(SCORE_COLUMNS):
-                    if position >= len(cells) or cells[position] != name:
-                        found = f'"{cells[position]}"' if position < len(cells) else "nothing"
-                        problems.add(file, line, f'field "{name}": missing (the header must start '
-                                     f'{",".join(SCORE_COLUMNS)}; column {position + 1} is {found})')
-                        problems.raise_if_any()
-                continue
-            score = _score_row(cells, file, line, problems, first)
-            if score is not None:
-                scores.append(score)
-    except csv.Error as exc:
-        problems.add(file, reader.line_num, f"invalid CSV: {exc}")
+    for line, fields in csv_rows(read_text(path, file), file, problems):
+        if all(not cell.strip() for cell in fields):
+            continue
+        cells = [from_spreadsheet_safe(cell.strip()) for cell in fields]
+        if not header_seen:
+            header_seen = True
+            for position, name in enumerate(SCORE_COLUMNS):
+                if position >= len(cells) or cells[position] != name:
+                    found = f'"{cells[position]}"' if position < len(cells) else "nothing"
+                    problems.add(file, line, f'field "{name}": missing (the header must start '
+                                 f'{",".join(SCORE_COLUMNS)}; column {position + 1} is {found})')
+                    problems.raise_if_any()
+            continue
+        score = _score_row(cells, file, line, problems, first)
+        if score is not None:
+            scores.append(score)
     if not header_seen:
         problems.add(file, 1, f'field "model": missing (the file is empty; expected the header '
                      f'{",".join(SCORE_COLUMNS)})')

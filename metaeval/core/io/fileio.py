@@ -5,6 +5,8 @@ Shared by the survey importers and exports and the metaeval loaders and writers 
 """
 from __future__ import annotations
 
+import csv
+import io
 import json
 import re
 from collections.abc import Callable, Iterator, Sequence
@@ -110,6 +112,28 @@ def _refuse_nul(text: str, file: str, first_line: int) -> None:
 def read_text(path: Path, file: str) -> str:
     """The whole file as text (OSError propagates to the caller)."""
     return decode_bytes(path.read_bytes(), file)
+
+
+def csv_rows(text: str, file: str, problems: Problems | None, *, strict: bool = True, fatal: bool = False
+             ) -> Iterator[tuple[int, list[str]]]:
+    """``(line, fields)`` for each record of CSV ``text``, ``line`` the line the record starts on (a quoted cell may
+    span lines), blank lines skipped. The CSV readers of every file format share it; each checks the header and the
+    fields itself. A record the csv module cannot read ends the reading with ``file:line: invalid CSV: ...`` added
+    to ``problems`` (with ``problems`` None, silently: another reader reports it); ``fatal``: every problem so far
+    is raised then (:meth:`Problems.raise_if_any`)."""
+    reader = csv.reader(io.StringIO(text, newline=""), strict=strict)
+    last = 0  # the line where the previous record ended
+    try:
+        for fields in reader:
+            start, last = last + 1, reader.line_num
+            if not fields or (len(fields) == 1 and not fields[0].strip()):
+                continue
+            yield start, fields
+    except csv.Error as exc:
+        if problems is not None:
+            problems.add(file, reader.line_num, f"invalid CSV: {exc}")
+            if fatal:
+                problems.raise_if_any()
 
 
 def iter_lines(path: Path, file: str) -> Iterator[tuple[int, str]]:

@@ -17,8 +17,6 @@ Choices (documented for users):
 """
 from __future__ import annotations
 
-import csv
-import io
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from decimal import Decimal
@@ -28,6 +26,7 @@ from metaeval.core.io.corpus import Corpus, Document, Rating, RatingTable, syste
 from metaeval.core.io.exclusions import DEFAULT_CHOICE, EXCLUDED_COLUMN, RaterChoice, RaterFilter, review_of
 from metaeval.core.io.fileio import (
     Problems,
+    csv_rows,
     from_spreadsheet_safe,
     iter_json_values,
     json_type,
@@ -196,28 +195,19 @@ def load_ratings(path: str | Path, *, file: str | None = None, scale: tuple[floa
     file = file or path.name
     problems = Problems()
     text = read_text(path, file)
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     header: list[str] | None = None
     header_line = 1
     numbered: list[tuple[int, dict[str, str]]] = []
-    last = 0  # line number where the previous record ended
-    try:
-        for fields in reader:
-            start, last = last + 1, reader.line_num
-            if not fields or (len(fields) == 1 and not fields[0].strip()):
-                continue  # blank line
-            if header is None:
-                header, header_line = [name.strip() for name in fields], start
-                if not _check_header(header, file, start, problems):
-                    problems.raise_if_any()
-                continue
-            if len(fields) != len(header):
-                problems.add(file, start, f"expected {len(header)} fields as in the header, found {len(fields)}")
-                continue
-            numbered.append((start, dict(zip(header, map(from_spreadsheet_safe, fields), strict=True))))
-    except csv.Error as exc:
-        problems.add(file, reader.line_num, f"invalid CSV: {exc}")
-        problems.raise_if_any()
+    for start, fields in csv_rows(text, file, problems, fatal=True):
+        if header is None:
+            header, header_line = [name.strip() for name in fields], start
+            if not _check_header(header, file, start, problems):
+                problems.raise_if_any()
+            continue
+        if len(fields) != len(header):
+            problems.add(file, start, f"expected {len(header)} fields as in the header, found {len(fields)}")
+            continue
+        numbered.append((start, dict(zip(header, map(from_spreadsheet_safe, fields), strict=True))))
     if header is None:
         problems.add(file, 1, "the file is empty (expected a header line " + ",".join(RATING_COLUMNS) + ")")
     elif not numbered and not problems:

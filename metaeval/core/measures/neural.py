@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 __all__ = ["NeuralMeasure", "resolve_device", "TORCH_DTYPES", "GPU_BATCH_TOKENS"]
 
 TORCH_DTYPES = ("float32", "bfloat16", "float16")
-#: padded tokens per model batch on a GPU unless ``batch_tokens`` says otherwise (README, GPU figures)
+#: padded tokens per model batch on a GPU unless ``batch_tokens`` says otherwise (docs/guide/gpus.md, GPU figures)
 GPU_BATCH_TOKENS = 65536
 #: pairs handled per step; texts of one step are encoded together (bounded memory for any corpus size)
 PAIR_CHUNK = 4096

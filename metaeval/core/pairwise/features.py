@@ -22,8 +22,6 @@ difference (len_a - len_b) / (len_a + len_b) (0 when both are 0; Chatbot Arena's
 """
 from __future__ import annotations
 
-import csv
-import io
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -31,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from metaeval.core.io.fileio import Problems, from_spreadsheet_safe, iter_json_values, json_type, read_text
+from metaeval.core.io.fileio import Problems, csv_rows, from_spreadsheet_safe, iter_json_values, json_type, read_text
 from metaeval.core.pairwise.judgments import JSON_SUFFIXES
 
 __all__ = ["LENGTH", "CaseTexts", "StyleData", "load_style_data", "parse_style_data", "style_data_from_cases",
@@ -281,27 +279,19 @@ def parse_style_data(text: str, file: str, *, json_lines: bool) -> StyleData:
 
 def _read_csv(text: str, file: str, problems: Problems, collector: _Collector) -> None:
     """The CSV rows with the judgment loader's line numbers (a row's first line; blank rows skipped)."""
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     header: list[str] | None = None
     columns: _Columns | None = None
-    last = 0
-    try:
-        for fields in reader:
-            start, last = last + 1, reader.line_num
-            if not fields or (len(fields) == 1 and not fields[0].strip()):
-                continue
-            if header is None:
-                header = [name.strip() for name in fields]
-                columns = _columns(header, file, start, problems)
-                if not (columns.texts or columns.lengths or columns.side or columns.pair):
-                    return
-                continue
-            if len(fields) != len(header) or columns is None:
-                continue  # the judgment loader reports it
-            record = {name: from_spreadsheet_safe(value) for name, value in zip(header, fields, strict=True)}
-            _row(record, columns, start, collector)
-    except csv.Error:
-        return  # the judgment loader reports it
+    for start, fields in csv_rows(text, file, None):  # a malformed record: the judgment loader reports it
+        if header is None:
+            header = [name.strip() for name in fields]
+            columns = _columns(header, file, start, problems)
+            if not (columns.texts or columns.lengths or columns.side or columns.pair):
+                return
+            continue
+        if len(fields) != len(header) or columns is None:
+            continue  # the judgment loader reports it
+        record = {name: from_spreadsheet_safe(value) for name, value in zip(header, fields, strict=True)}
+        _row(record, columns, start, collector)
 
 
 class CaseTexts(Protocol):

@@ -17,9 +17,7 @@ rows marked ``excluded`` = 1 are left out unless ``include_excluded``, and so ar
 """
 from __future__ import annotations
 
-import csv
 import gc
-import io
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -37,6 +35,7 @@ from metaeval.core.io.exclusions import (
 )
 from metaeval.core.io.fileio import (
     Problems,
+    csv_rows,
     decode_bytes,
     from_spreadsheet_safe,
     iter_json_values,
@@ -178,44 +177,36 @@ def _read_csv(text: str, file: str, problems: Problems, out: list[Judgment], cho
     """Parse the CSV rows into ``out`` (those ``chooser`` keeps); returns how many data rows there were and whether
     the header has a ``judge`` column. A row whose fields are all valid as they stand takes a fast path
     (:func:`_clean`); any other goes through :func:`_parse`, which names its problems."""
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     header: list[str] | None = None
     positions: tuple[int | None, ...] = ()
     review_at: tuple[int | None, ...] | None = None  # judge, excluded, review, note
     rows = 0
-    last = 0
     quoted = "'" in text  # a cell may need from_spreadsheet_safe only then
-    try:
-        for fields in reader:
-            start, last = last + 1, reader.line_num
-            if not fields or (len(fields) == 1 and not fields[0].strip()):
+    for start, fields in csv_rows(text, file, problems):
+        if header is None:
+            header = [name.strip() for name in fields]
+            _check_header(header, file, start, problems)
+            problems.raise_if_any()
+            positions = tuple(header.index(name) if name in header else None for name in _FIELDS)
+            if EXCLUDED_COLUMN in header or not chooser.idle:
+                review_at = tuple(header.index(name) if name in header else None
+                                  for name in ("judge", EXCLUDED_COLUMN, REVIEW_COLUMN, NOTE_COLUMN))
+            continue
+        rows += 1
+        if len(fields) != len(header):
+            problems.add(file, start, f"expected {len(header)} fields as in the header, found {len(fields)}")
+            continue
+        if quoted and any(field[:1] == "'" for field in fields):
+            fields = [from_spreadsheet_safe(field) for field in fields]
+        judgment = _clean([fields[i] if i is not None else "" for i in positions], start)
+        if judgment is None:
+            judgment = _parse(dict(zip(header, fields, strict=True)), start, file, problems)
+        if review_at is not None:
+            judge, excluded, review, note = (fields[i] if i is not None else None for i in review_at)
+            if not chooser.keep(start, judge, excluded, review, note, problems):
                 continue
-            if header is None:
-                header = [name.strip() for name in fields]
-                _check_header(header, file, start, problems)
-                problems.raise_if_any()
-                positions = tuple(header.index(name) if name in header else None for name in _FIELDS)
-                if EXCLUDED_COLUMN in header or not chooser.idle:
-                    review_at = tuple(header.index(name) if name in header else None
-                                      for name in ("judge", EXCLUDED_COLUMN, REVIEW_COLUMN, NOTE_COLUMN))
-                continue
-            rows += 1
-            if len(fields) != len(header):
-                problems.add(file, start, f"expected {len(header)} fields as in the header, found {len(fields)}")
-                continue
-            if quoted and any(field[:1] == "'" for field in fields):
-                fields = [from_spreadsheet_safe(field) for field in fields]
-            judgment = _clean([fields[i] if i is not None else "" for i in positions], start)
-            if judgment is None:
-                judgment = _parse(dict(zip(header, fields, strict=True)), start, file, problems)
-            if review_at is not None:
-                judge, excluded, review, note = (fields[i] if i is not None else None for i in review_at)
-                if not chooser.keep(start, judge, excluded, review, note, problems):
-                    continue
-            if judgment is not None:
-                out.append(judgment)
-    except csv.Error as exc:
-        problems.add(file, reader.line_num, f"invalid CSV: {exc}")
+        if judgment is not None:
+            out.append(judgment)
     return rows, header is not None and "judge" in header
 
 

@@ -16,15 +16,13 @@ Every problem is reported at once as ``<file>:<line>: <message>`` (an
 """
 from __future__ import annotations
 
-import csv
-import io
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from metaeval.core.io.exclusions import DEFAULT_CHOICE, EXCLUDED_COLUMN, RaterFilter, review_of
-from metaeval.core.io.fileio import Problems, from_spreadsheet_safe, iter_json_values, json_type, read_text
+from metaeval.core.io.fileio import Problems, csv_rows, from_spreadsheet_safe, iter_json_values, json_type, read_text
 from metaeval.core.pairwise.zopf import punkt_available, split_sentences
 
 __all__ = ["JUDGMENT_COLUMNS", "SentenceJudgment", "Summary", "Topic", "load_judgments", "load_summaries",
@@ -173,53 +171,45 @@ def load_judgments(
     chooser = raters if raters is not None else RaterFilter(DEFAULT_CHOICE, name)
     choosing = False
     problems = Problems()
-    reader = csv.reader(io.StringIO(read_text(path, name), newline=""))
     header: list[str] | None = None
     judgments: list[SentenceJudgment] = []
-    last = 0
-    try:
-        for fields in reader:
-            line, last = last + 1, reader.line_num
-            if not fields or (len(fields) == 1 and not fields[0].strip()):
-                continue
-            if header is None:
-                header = [field.strip() for field in fields]
-                missing = [column for column in JUDGMENT_COLUMNS if column not in header]
-                if missing:
-                    problems.add(name, line, f"header lacks column(s) {', '.join(missing)} "
-                                 f"(expected {','.join(JUDGMENT_COLUMNS)})")
-                    break
-                choosing = EXCLUDED_COLUMN in header or not chooser.idle
-                continue
-            row = dict(zip(header, fields, strict=False))
-            kept = True
-            if choosing:
-                excluded, review, note = review_of(row)
-                kept = chooser.keep(line, row.get("judge"), excluded, review,
-                                    from_spreadsheet_safe(note) if isinstance(note, str) else note, problems)
-            values = {column: row.get(column, "") for column in JUDGMENT_COLUMNS}
-            topic = topics.get(values["topic"])
-            if topic is None:
-                problems.add(name, line, f'topic: unknown topic "{values["topic"]}"')
-                continue
-            size = len(topic.sentences)
-            a, b = _index(values["sentence_a"], size), _index(values["sentence_b"], size)
-            for column, index in (("sentence_a", a), ("sentence_b", b)):
-                if index is None:
-                    problems.add(name, line, f'{column}: "{values[column]}" is not a sentence index 0..{size - 1} '
-                                 f'of topic "{topic.topic}"')
-            winner = values["winner"].strip()
-            if winner not in ("a", "b"):
-                problems.add(name, line, f'winner: "{winner}" is not a or b')
-            if a is None or b is None or winner not in ("a", "b"):
-                continue
-            if a == b:
-                problems.add(name, line, "sentence_b: the same sentence as sentence_a")
-                continue
-            if kept:
-                judgments.append(SentenceJudgment(topic.topic, *((a, b) if winner == "a" else (b, a)), line))
-    except csv.Error as exc:
-        problems.add(name, last + 1, f"malformed CSV: {exc}")
+    for line, fields in csv_rows(read_text(path, name), name, problems, strict=False):
+        if header is None:
+            header = [field.strip() for field in fields]
+            missing = [column for column in JUDGMENT_COLUMNS if column not in header]
+            if missing:
+                problems.add(name, line, f"header lacks column(s) {', '.join(missing)} "
+                             f"(expected {','.join(JUDGMENT_COLUMNS)})")
+                break
+            choosing = EXCLUDED_COLUMN in header or not chooser.idle
+            continue
+        row = dict(zip(header, fields, strict=False))
+        kept = True
+        if choosing:
+            excluded, review, note = review_of(row)
+            kept = chooser.keep(line, row.get("judge"), excluded, review,
+                                from_spreadsheet_safe(note) if isinstance(note, str) else note, problems)
+        values = {column: row.get(column, "") for column in JUDGMENT_COLUMNS}
+        topic = topics.get(values["topic"])
+        if topic is None:
+            problems.add(name, line, f'topic: unknown topic "{values["topic"]}"')
+            continue
+        size = len(topic.sentences)
+        a, b = _index(values["sentence_a"], size), _index(values["sentence_b"], size)
+        for column, index in (("sentence_a", a), ("sentence_b", b)):
+            if index is None:
+                problems.add(name, line, f'{column}: "{values[column]}" is not a sentence index 0..{size - 1} '
+                             f'of topic "{topic.topic}"')
+        winner = values["winner"].strip()
+        if winner not in ("a", "b"):
+            problems.add(name, line, f'winner: "{winner}" is not a or b')
+        if a is None or b is None or winner not in ("a", "b"):
+            continue
+        if a == b:
+            problems.add(name, line, "sentence_b: the same sentence as sentence_a")
+            continue
+        if kept:
+            judgments.append(SentenceJudgment(topic.topic, *((a, b) if winner == "a" else (b, a)), line))
     if header is None and not problems:
         problems.add(name, 1, "no header found (the file is empty)")
     chooser.finish(problems, has_raters=header is not None and "judge" in header)
