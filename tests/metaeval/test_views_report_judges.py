@@ -78,10 +78,11 @@ def test_a_set_with_people_and_a_judge_shows_the_judge_against_people(client, st
         f"{fmt(r['acc_eq_low'])} to {fmt(r['acc_eq_high'])}", fmt(r["epsilon"]), fmt(r["spa"]),
         f"{fmt(r['spa_low'])} to {fmt(r['spa_high'])}", fmt(r["bt_accuracy"]), fmt(r["bt_acc_eq"])] for r in rows]
     assert "Over the items (case, criterion, pair of systems) that both the people" in html
-    # the download keeps every column at full precision
+    # the download keeps every column at full precision (in the stored document's key order: PostgreSQL's jsonb
+    # does not keep the order the report wrote them in)
     download = client.get(f"/research/runs/{run.pk}/tables/pairwise_judge_accuracy.csv")
     parsed = list(csv.DictReader(io.StringIO(download.content.decode())))
-    assert list(parsed[0]) == list(JUDGE_COLUMNS) and float(parsed[0]["spa"]) == rows[0]["spa"]
+    assert set(parsed[0]) == set(JUDGE_COLUMNS) and float(parsed[0]["spa"]) == rows[0]["spa"]
 
 
 def test_a_set_without_named_judges_says_why(client, study) -> None:
