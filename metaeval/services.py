@@ -175,6 +175,8 @@ def _execute(
                 section = build_pairwise_report(
                     judgments, seed=int(run.seed or 0) + PAIRWISE_SEED_OFFSET,
                     n_boot=int(run.report["parameters"]["n_boot"]),
+                    n_permutations=int(run.report["parameters"]["n_permutations"]),
+                    confidence=float(run.report["parameters"]["confidence"]),
                 )
                 run.report["tables"].update(section.pop("tables"))
                 run.report["pairwise"] = section

@@ -400,15 +400,19 @@ def _report_table(pk: int, name: str) -> tuple[MetaevalRun, list[dict]]:
 def _report_context(run: MetaevalRun, *, standalone: bool) -> dict[str, object]:
     """The report page's context: the document, each table in words (:func:`metaeval.core.display.table_view`:
     captions, column headings, one number format), the correlation grid per coefficient with its warnings, and
-    the names and warnings the figures need (``display``, embedded beside the document), and the pairwise section
-    when the run had a judgment set (:func:`metaeval.core.display.pairwise_view`)."""
+    the names and warnings the figures need (``display``, embedded beside the document), the pairwise section
+    when the run had a judgment set (:func:`metaeval.core.display.pairwise_view`), and Table 2's pairwise-accuracy
+    view with its figures built in Python (``figures``: plotly JSON by element id)."""
+    from metaeval.core.perseval.pairs_figures import pair_figures  # plotly: only where a report page is drawn
+
     report = run.report
     context: dict[str, object] = {
         "run": run, "report": report, "parameters": report.get("parameters", {}),
         "tables": [display.table_view(name, rows) for name, rows in report.get("tables", {}).items()],
         "correlation": display.correlation_view(report), "display": display.figure_texts(report),
         "pairwise": display.pairwise_view(report), "probes": display.probes_view(report),
-        "edins": display.edins_view(report),
+        "edins": display.edins_view(report), "pairs": display.pair_accuracy_view(report),
+        "judge_accuracy": display.judge_accuracy_view(report), "figures": pair_figures(report),
         "alphas": _alpha_rows(report), "confidence": _percent(report.get("parameters", {}).get("confidence")),
         "standalone": standalone, "base_template": "research/base.html",
         "plotly_src": PLOTLY_JS, "report_src": REPORT_JS,

@@ -33,8 +33,9 @@ class OptionError(ValueError):
 @dataclass(frozen=True)
 class Option:
     """``kind`` is ``float``, ``int``, ``str`` or ``bool``; ``low``/``high`` are inclusive bounds of numbers;
-    ``choices`` the allowed words; ``many``: a list of such values (a comma-separated string on the command line).
-    ``flag`` overrides the command-line flag (default ``--`` + the name with dashes)."""
+    ``choices`` the allowed words; ``many``: a list of such values (a comma-separated string on the command line),
+    ``increasing``: a list whose values must increase strictly. ``flag`` overrides the command-line flag (default
+    ``--`` + the name with dashes)."""
 
     name: str
     default: Any
@@ -45,6 +46,7 @@ class Option:
     choices: tuple[str, ...] = ()
     many: bool = False
     flag_name: str = ""
+    increasing: bool = False
 
     @property
     def flag(self) -> str:
@@ -60,7 +62,7 @@ class Option:
         else:
             allowed = self._a()
         if self.many:
-            allowed = "comma-separated, each " + allowed
+            allowed = ("comma-separated, increasing, each " if self.increasing else "comma-separated, each ") + allowed
         value: Any = self.default if default is None else default
         shown = ",".join(_show(v) for v in value) if self.many else _show(value)
         return f"{self.help} ({allowed}; default {shown})"
@@ -69,11 +71,15 @@ class Option:
         """``value`` as this option's type (a tuple when ``many``); :class:`OptionError` naming the option if it is
         not one of its values. Strings are parsed (the command line's and a form's values)."""
         if self.many:
+            given = value
             if isinstance(value, str):
                 value = [part for part in (piece.strip() for piece in value.split(",")) if part]
             if not isinstance(value, Iterable) or isinstance(value, Mapping) or not value:
                 raise OptionError(self.name, f"{self.name} must be a non-empty list of {self._word()}s; got {value!r}")
-            return tuple(self._one(item) for item in value)
+            values = tuple(self._one(item) for item in value)
+            if self.increasing and any(b <= a for a, b in zip(values, values[1:], strict=False)):
+                raise OptionError(self.name, f"{self.name} must increase strictly; got {given!r}")
+            return values
         return self._one(value)
 
     def _word(self) -> str:

@@ -135,6 +135,14 @@
     return layout;
   }
 
+  // Figures built in Python (metaeval/core/perseval/pairs_figures.py): plotly JSON by element id, drawn as given.
+  var built = document.getElementById("report-figures");
+  var pythonFigures = built ? JSON.parse(built.textContent) || {} : {};
+  Object.keys(pythonFigures).forEach(function (id) {
+    var el = document.getElementById(id);
+    if (el) { Plotly.newPlot(el, pythonFigures[id].data, pythonFigures[id].layout, config); }
+  });
+
   function draw(id, traces, layout) {
     var el = document.getElementById(id);
     if (!el) { return; }

@@ -278,6 +278,8 @@ def test_validation_messages_say_what_is_wrong(researcher_api, study):
     )
     assert "unknown report setting 'nboot'" in error({"dataset": "tiny", "kind": "report", "report": {"nboot": 9}},
                                                        "report")
+    assert "close_pairs must increase strictly; got [0.1, 0.05]" in error(
+        {"dataset": "tiny", "kind": "report", "report": {"close_pairs": [0.1, 0.05]}}, "report")
 
 
 @pytest.mark.parametrize(

@@ -167,8 +167,9 @@ def test_report_page_reads_in_words_and_one_number_format(client, report_run) ->
 
     html = client.get(f"/research/runs/{report_run.pk}/report/").content.decode()
     tables = report_run.report["tables"]
-    # every table, the grid per coefficient, the alphas, the e-DINS section's table
-    assert html.count("<caption>") == len(tables) + 3 + 1 + 1
+    # every table, the grid per coefficient, the alphas, the e-DINS section's table, the pairwise-accuracy view's
+    # three (system level, per document, close pairs)
+    assert html.count("<caption>") == len(tables) + 3 + 1 + 1 + 3
     for name in tables:
         assert f"<caption><strong>{escape(display.caption(name)[0])}</strong></caption>" in html, name
     headings = re.findall(r"<th(?:\s[^>]*)?>(.*?)</th>", html, re.S)
@@ -190,7 +191,7 @@ def test_report_page_reads_in_words_and_one_number_format(client, report_run) ->
             values = re.findall(r"<td(?:\s[^>]*)?>(.*?)</td>", row, re.S)
             p_cells += [v.strip() for k, v in zip(keys, values, strict=False) if display.is_p_column(k)]
     assert p_cells and all(re.fullmatch(r"&lt; 0\.001|[01]\.\d{3}|–", c) for c in p_cells), p_cells
-    assert html.count("How to read this:") == 6
+    assert html.count("How to read this:") == 8  # the pairwise-accuracy view's reading note and close pairs
     assert _json_script(html, "report-data") == report_run.report
 
 
@@ -251,3 +252,24 @@ def test_runs_list_marks_full_reports(client, study, report_run) -> None:
     assert 'class="badge report"' in row(report_run.pk) and ">Report</span>" in row(report_run.pk)
     assert f'href="/research/runs/{report_run.pk}/report/">open</a>' in row(report_run.pk)
     assert ">Scores</span>" in row(scores_only.pk) and "/report/" not in row(scores_only.pk)
+
+
+def test_the_close_pair_buckets_are_a_report_setting_of_the_form(client, study) -> None:
+    """``close_pairs`` (the pairwise-accuracy view's bucket edges) comes from the run form as the other settings
+    do; edges that do not increase are the field's error and start nothing."""
+    rate_all(study, participants=3)
+    bad = client.post("/research/runs/", form(study, full_report="on", n_boot="30", close_pairs="0.1,0.05"))
+    assert bad.status_code == 400 and "close_pairs must increase strictly; got &#x27;0.1,0.05&#x27;" in \
+        bad.content.decode()
+    assert not MetaevalRun.objects.exists()
+    response = client.post("/research/runs/", form(study, full_report="on", n_boot="30", n_permutations="20",
+                                                   stability_samples="2", close_pairs="0, 0.02"))
+    assert response.status_code == 302
+    run = MetaevalRun.objects.get()
+    assert run.status == "done", run.error
+    assert run.parameters["report"]["close_pairs"] == [0.0, 0.02]
+    assert run.report["parameters"]["close_pairs"] == [0.0, 0.02]
+    assert {(r["bucket_low"], r["bucket_high"]) for r in run.report["tables"]["close_pairs"]} == {
+        (0.0, 0.02), (0.02, None)}
+    page = client.get(f"/research/runs/{run.pk}/report/").content.decode()
+    assert "close-pair buckets from 0, 0.02." in page and 'id="fig-pair-accuracy"' in page

@@ -81,14 +81,14 @@ def test_the_section_is_shown_only_with_a_judgment_set(client, study, pairwise_r
     plain = _report(study, None)
     html = _page(client, plain)
     assert "section-pairwise" not in html and "criterion-switch" not in html
-    assert html.count("How to read this:") == 6  # the e-DINS figure is in every report
+    assert html.count("How to read this:") == 8  # e-DINS and pairwise accuracy: in every report
     html = _page(client, pairwise_run)
     section = _section(html)
     # after the leaderboard, before the correlations
     assert html.index('id="section-leaderboard"') < html.index('id="section-pairwise"') < html.index(
         'id="section-correlations"')
     assert "<h2>Pairwise judgments</h2>" in html
-    assert html.count("How to read this:") == 9
+    assert html.count("How to read this:") == 11
     for figure in ("fig-pairwise-forest", "fig-pairwise-heatmap", "fig-pairwise-consistency"):
         div = re.search(rf'<div id="{figure}" class="fig" role="img" aria-label="([^"]+)"></div>\s*'
                         r'<p class="how"><strong>How to read this:</strong> ([^<]+)', section)

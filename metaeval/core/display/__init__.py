@@ -11,7 +11,7 @@ Numbers: 4 decimals, rounded half away from zero on the exact binary value (as J
 ``> -0.0001``), never as ``2.963e-12``. p-values: 3 decimals, below 0.001 as ``< 0.001``. Missing (None, NaN) as
 ``–``. Integers as they are, booleans as yes / no.
 
-Split by concern: ``numbers``, ``names``, ``warnings``, ``page``."""
+Split by concern: ``numbers``, ``names``, ``warnings``, ``page``, ``pairs`` (the pairwise-accuracy views)."""
 from __future__ import annotations
 
 from metaeval.core.display.names import (
@@ -50,6 +50,7 @@ from metaeval.core.display.page import (
     probes_view,
     table_view,
 )
+from metaeval.core.display.pairs import bucket_name, judge_accuracy_view, pair_accuracy_view
 from metaeval.core.display.warnings import (
     ascii_text,
     cell_flags,
@@ -74,6 +75,7 @@ __all__ = [
     "TABLES",
     "TABLE_HEADINGS",
     "ascii_text",
+    "bucket_name",
     "caption",
     "cell_flags",
     "cells_of",
@@ -87,8 +89,10 @@ __all__ = [
     "fmt_number",
     "fmt_p",
     "is_p_column",
+    "judge_accuracy_view",
     "measure_name",
     "method_name",
+    "pair_accuracy_view",
     "pairwise_view",
     "probes_view",
     "table_view",

@@ -83,10 +83,28 @@ HEADINGS = {
 }
 
 
+#: the columns of the pairwise-accuracy tables (``meta-accuracy``'s, conventions sec. 26 item 10)
+PAIR_HEADINGS = {
+    "metric": "Automatic measure", "human": "Human-judgment measure", "pairs": "System pairs",
+    "accuracy": "Pairwise accuracy", "acc_eq": "acc-eq (ties count)", "epsilon": "ε (tie threshold)", "level": "Level",
+    "bucket_low": "|Δ human| from", "bucket_high": "|Δ human| below", "compared": "Pairs people order",
+    "concordant": "Ordered alike", "discordant": "Ordered oppositely", "ties_human": "Tied by people only",
+    "ties_metric": "Tied by the measure only", "ties_both": "Tied by both", "spa": "Soft pairwise accuracy",
+    "accuracy_low": "Pairwise accuracy, lower bound", "accuracy_high": "Pairwise accuracy, upper bound",
+    "acc_eq_low": "acc-eq, lower bound", "acc_eq_high": "acc-eq, upper bound",
+    "spa_low": "Soft pairwise accuracy, lower bound", "spa_high": "Soft pairwise accuracy, upper bound",
+    "n_valid": "Bootstrap samples used", "documents": "Documents",
+}
+
 #: headings that read differently in one table (the same CSV column name, another meaning)
 TABLE_HEADINGS: dict[str, dict[str, str]] = {
     "pairwise_wtl": {"wins": "Games A won", "ties": "Games tied", "losses": "Games B won"},
     "pairwise_consistency": {"n": "Sample size (games)", "ties": "Games tied"},
+    "pair_accuracy": PAIR_HEADINGS,
+    "close_pairs": PAIR_HEADINGS,
+    "pairwise_judge_accuracy": {**PAIR_HEADINGS, "metric": "Judge", "human": "People", "documents": "Cases",
+                                "items": "Items judged by both", "bt_accuracy": "Pairwise accuracy, Bradley-Terry",
+                                "bt_acc_eq": "acc-eq, Bradley-Terry", "bt_epsilon": "ε, Bradley-Terry (Elo points)"},
 }
 
 
@@ -135,6 +153,13 @@ TABLES: dict[str, tuple[str, str]] = {
     "correlations": ("Table 2 · Correlation with human judgment",
                      "Every automatic PerSEval-X against every PerSEval-HJ-Y: Pearson, Spearman and Kendall τ-b with "
                      "two-sided p-values, strength labels (significance at p < 0.01) and bootstrap intervals."),
+    "pair_accuracy": ("Table 2 · Pairwise accuracy, acc-eq and soft pairwise accuracy",
+                      "Every automatic measure against every human-judgment measure over system pairs: pairwise "
+                      "accuracy, acc_eq at its tie-calibrated ε, soft pairwise accuracy, with bootstrap intervals over "
+                      "documents; a system row and a per-document (group-by-item) row each (conventions sec. 26)."),
+    "close_pairs": ("Table 2 · Close pairs",
+                    "The pairs in buckets of |difference in the human measure| (from bucket_low, below bucket_high; "
+                    "empty: no bound): pairwise accuracy, acc_eq and the correlations over the bucket's pairs."),
     "permutation_tests": ("Permutation tests: does A correlate with human judgment better than B?",
                           "Δ = r(A, HJ) − r(B, HJ) on z-scored scores; the p-value counts permutations with a Δ at "
                           "least as large (SacreROUGE's test)."),
@@ -173,6 +198,11 @@ TABLES: dict[str, tuple[str, str]] = {
               "DINS (deviation), PF (insensitivity) and e-DINS = DINS + PF (gamma = 1); lower is better. With "
               "ratings, the _hj columns: e-DINS-HJ, the rated pairs' distances in place of the summaries' JSDs."),
     "edins_gamma": ("e-DINS against gamma", "e-DINS = DINS + gamma x PF at gamma = 0, 0.1, ..., 1, per system."),
+    "pairwise_judge_accuracy": ("Pairwise judgments · each judge's leaderboard against the people's",
+                                "Per judge and criterion, over the items both judged: pairwise accuracy, acc_eq "
+                                "(tie-calibrated) and soft pairwise accuracy of the systems' mean game scores, with "
+                                "bootstrap intervals over cases, and the Bradley-Terry leaderboards' accuracy and "
+                                "acc_eq (conventions sec. 26)."),
     "probe_grid": ("Prompt probes · EGISES per model and prompt style",
                    "iCOPERNICUS: each MODEL:STYLE system's EGISES (lower is more personalised)."),
     "probe_rows": ("Prompt probes · each model's probes",

@@ -91,7 +91,7 @@ SETTING_COLUMNS = frozenset({"beta", "confidence", "level"})
 
 #: columns whose values are measure names (shown as :func:`measure_name` writes them)
 MEASURE_COLUMNS = frozenset({"measure", "auto_measure", "hj_measure", "measure_a", "measure_b", "perseval_measure",
-                             "accuracy_measure"})
+                             "accuracy_measure", "metric", "human"})
 
 
 def fmt_cell(column: str, value: object, *, missing: str = MISSING) -> str:

@@ -11,7 +11,11 @@
   that criterion's Bradley-Terry ranking (the pairs a reader asks "can we tell them apart?" of), at the sample
   sizes of ``sizes`` not above the pair's number of games (the pool; the pool itself when every size is above it).
 
-Seeds: the bootstrap uses ``seed``; the consistency curves ``seed + 1`` (one generator per curve, in row order).
+- ``judge_accuracy``: each judge's leaderboard against the people's where the set has both
+  (:mod:`metaeval.core.pairwise.judge_accuracy`; the table ``pairwise_judge_accuracy`` when there are rows).
+
+Seeds: the bootstrap uses ``seed``; the consistency curves ``seed + 1`` (one generator per curve, in row order);
+the judges against people ``seed`` (bootstrap over cases) and its first spawned child (the permutation signs).
 """
 from __future__ import annotations
 
@@ -32,6 +36,7 @@ from metaeval.core.pairwise.games import (
     systems_in_order,
     win_tie_loss,
 )
+from metaeval.core.pairwise.judge_accuracy import judge_accuracy
 from metaeval.core.pairwise.judgments import JudgmentTable
 from metaeval.core.pairwise.leaderboard import leaderboard
 
@@ -39,8 +44,9 @@ __all__ = ["CONSISTENCY_SIZES", "TABLES", "NoGames", "build_pairwise_report", "w
 
 #: sample sizes of the report's consistency curves (those not above a pair's pool)
 CONSISTENCY_SIZES = (5, 10, 20, 50, 100, 200, 500)
-#: the report tables this section adds (report["tables"] names)
-TABLES = ("pairwise_ratings", "pairwise_wtl", "pairwise_win_fraction", "pairwise_consistency")
+#: the report tables this section adds (report["tables"] names; the last only when a judge meets people)
+TABLES = ("pairwise_ratings", "pairwise_wtl", "pairwise_win_fraction", "pairwise_consistency",
+          "pairwise_judge_accuracy")
 
 
 def win_fractions(games: Sequence[Game]) -> list[dict[str, Any]]:
@@ -98,9 +104,12 @@ def build_pairwise_report(
     n_boot: int = 1000,
     repetitions: int = 1000,
     sizes: Sequence[int] = CONSISTENCY_SIZES,
+    n_permutations: int = 1000,
+    confidence: float = 0.95,
 ) -> dict[str, Any]:
     """The pairwise section (module docstring): ``{"judgments", "parameters", "regularised", "ratings", "wtl",
-    "win_fraction", "consistency", "tables"}``; ``tables`` maps :data:`TABLES` to their rows. Raises
+    "win_fraction", "consistency", "judge_accuracy", "tables"}``; ``tables`` maps :data:`TABLES` to their rows.
+    ``n_permutations`` and ``confidence``: the judges against people's soft pairwise accuracy and intervals. Raises
     :class:`NoGames` when no judgment makes a game."""
     games = require_games(table)
     board = leaderboard(games, params, n_boot=n_boot, seed=seed, regulariser=REGULARISER)
@@ -122,6 +131,11 @@ def build_pairwise_report(
         "win_fraction": fractions,
         "consistency": consistency,
     }
-    section["tables"] = {"pairwise_ratings": board.rows, "pairwise_wtl": wtl, "pairwise_win_fraction": fractions,
-                         "pairwise_consistency": consistency}
+    section["judge_accuracy"], judge_rows = judge_accuracy(table, n_boot=n_boot, n_permutations=n_permutations,
+                                                           confidence=confidence, seed=seed, params=params)
+    tables: dict[str, Any] = {"pairwise_ratings": board.rows, "pairwise_wtl": wtl,
+                              "pairwise_win_fraction": fractions, "pairwise_consistency": consistency}
+    if judge_rows:
+        tables["pairwise_judge_accuracy"] = judge_rows
+    section["tables"] = tables
     return json_safe(section)  # type: ignore[no-any-return]

@@ -4,8 +4,9 @@ JSON-ready document (no Django).
 :func:`build_report` rescores a :class:`~metaeval.core.perseval.studies.StudyData` (no distance is recomputed) and adds:
 the benchmark tables (Tables 1, 7, 8) with bootstrap intervals of each system's PerSEval; the HJ correlation
 grid (Table 2) with p-values, strength labels and bootstrap intervals (systems, documents or both); permutation
-tests of "A correlates with human judgment better than B"; the beta ablation (Figure 3); stability in both
-definitions (Tables 4/6); EGISES-PerSEval rank agreement (Table 3); Borda-Kendall consensus vs HJ (Table 5); and
+tests of "A correlates with human judgment better than B"; Table 2's pairwise-accuracy view (accuracy, acc_eq with
+tie calibration, soft pairwise accuracy, close pairs: :mod:`.report_pairs`); the beta ablation (Figure 3); stability
+in both definitions (Tables 4/6); EGISES-PerSEval rank agreement (Table 3); Borda-Kendall consensus vs HJ (Table 5); and
 rater agreement (Krippendorff's alpha with a bootstrap interval, per-rater quality). Every random step takes
 its seed from ``seed``, and the document records all settings, so a report can be regenerated exactly.
 
@@ -32,13 +33,15 @@ from metaeval.core.perseval import studies
 from metaeval.core.perseval.measure import Params
 from metaeval.core.perseval.pipeline import HUMAN_PREFIXES, Progress, ProgressEvent
 from metaeval.core.perseval.report_options import REPORT_OPTIONS
+from metaeval.core.perseval.report_pairs import pairs_section
 from metaeval.core.stats import raters as rater_stats
 from metaeval.core.stats import resampling
 
 METHODS = resampling.METHODS
-#: seed offsets, so each study draws its own stream from the report's seed
-_SEEDS = {"leaderboard": 1, "correlations": 2, "permutations": 3, "stability_paper": 4, "stability_authors": 5,
-          "raters": 6}
+#: seed offsets, so each study draws its own stream from the report's seed (the pairwise-accuracy view takes the seed
+#: itself, so that ``meta-accuracy --seed SEED`` gives its numbers)
+_SEEDS = {"pairs": 0, "leaderboard": 1, "correlations": 2, "permutations": 3, "stability_paper": 4,
+          "stability_authors": 5, "raters": 6}
 
 
 _DEFAULT = {option.name: option.default for option in REPORT_OPTIONS}
@@ -66,6 +69,7 @@ def build_report(
     excluded_raters: Sequence[str] = (),
     missing_system: str = _DEFAULT["missing_system"],
     permutation_alternative: str = _DEFAULT["permutation_alternative"],
+    close_pairs: Sequence[float] = _DEFAULT["close_pairs"],
     progress: Progress | None = None,
 ) -> dict[str, Any]:
     """Everything the report page shows, for the measures and HJ labels in ``data``.
@@ -73,12 +77,13 @@ def build_report(
     ``missing_system`` is the bootstrap's rule for a sample in which a drawn system has no drawn document
     (``"discard-sample"``, SacreROUGE's, or ``"drop-system"``); ``permutation_alternative`` is ``"greater"``
     (one row per ordered pair A, B: H1 r(A, HJ) > r(B, HJ)) or ``"two-sided"`` (one row per unordered pair).
+    ``close_pairs``: the lower edges of the pairwise-accuracy view's buckets (:mod:`.report_pairs`).
     """
     check_settings({
         "n_boot": n_boot, "resample": resample, "confidence": confidence, "betas": betas,
         "stability_samples": stability_samples, "stability_levels": stability_levels,
         "n_permutations": n_permutations, "missing_system": missing_system,
-        "permutation_alternative": permutation_alternative,
+        "permutation_alternative": permutation_alternative, "close_pairs": close_pairs,
     })
     started = time.perf_counter()
     auto = [label for label in data.labels if not label.startswith(HUMAN_PREFIXES)]
@@ -104,6 +109,7 @@ def build_report(
             "n_permutations": n_permutations, "excluded_raters": list(excluded_raters),
             "missing_system": missing_system, "permutation_alternative": permutation_alternative,
             "measures": auto, "hj_measures": human, "documents": len(data.doc_ids),
+            "close_pairs": list(close_pairs),
         },
         "leaderboard": leaderboard,
         "leaderboard_label": "PerSEval",
@@ -128,6 +134,12 @@ def build_report(
             scores, auto, human, resample=resample, n=n_permutations, seed=seed + _SEEDS["permutations"],
             alternative=permutation_alternative,
         )
+        say("pairs")
+        report["pair_accuracy"], pair_tables = pairs_section(
+            scores, auto, human, close_pairs=close_pairs, n_boot=n_boot, n_permutations=n_permutations,
+            confidence=confidence, seed=seed + _SEEDS["pairs"],
+        )
+        tables.update(pair_tables)
         say("beta")
         ablation = studies.beta_ablation(data, betas=np.asarray(betas, dtype=float), params=params)
         tables["beta_ablation"] = [_flat(row) for row in ablation]
@@ -180,6 +192,7 @@ SECTIONS = {
     "scores": "scores and benchmark tables",
     "correlations": "correlation grid with bootstrap intervals",
     "permutations": "permutation tests",
+    "pairs": "pairwise accuracy, tie calibration, soft pairwise accuracy",
     "beta": "beta ablation",
     "stability": "stability (paper and authors' definitions)",
     "raters": "rater agreement",
@@ -189,7 +202,7 @@ SECTIONS = {
 def _sections(*, auto: bool, human: bool, raters: bool) -> dict[str, str]:
     """The sections a report with these parts runs, in order (its progress counts them)."""
     wanted = {"scores": True, "correlations": auto and human, "permutations": auto and human,
-              "beta": auto and human, "stability": auto, "raters": raters}
+              "pairs": auto and human, "beta": auto and human, "stability": auto, "raters": raters}
     return {name: text for name, text in SECTIONS.items() if wanted[name]}
 
 

@@ -10,7 +10,7 @@ from typing import Literal
 from metaeval.core.options import Option
 from metaeval.core.perseval.measure import EXPONENT_BOUNDS
 
-__all__ = ["ALTERNATIVES", "BETAS", "MISSING_SYSTEM_RULES", "REPORT_OPTIONS", "RESAMPLES"]
+__all__ = ["ALTERNATIVES", "BETAS", "CLOSE_PAIRS", "MISSING_SYSTEM_RULES", "REPORT_OPTIONS", "RESAMPLES"]
 
 #: what the correlation bootstrap and the permutation tests resample
 RESAMPLES: tuple[Literal["systems", "documents", "both"], ...] = ("systems", "documents", "both")
@@ -18,6 +18,8 @@ RESAMPLES: tuple[Literal["systems", "documents", "both"], ...] = ("systems", "do
 MISSING_SYSTEM_RULES: tuple[str, ...] = ("discard-sample", "drop-system")
 #: the alternative hypotheses of the permutation test (the first is the default)
 ALTERNATIVES: tuple[str, ...] = ("greater", "two-sided")
+#: the lower edges of the pairwise-accuracy view's close-pair buckets of |human difference| (conventions sec. 26)
+CLOSE_PAIRS = (0.0, 0.05, 0.1)
 #: the EDP betas of the ablation (Figure 3)
 BETAS = tuple(round(1.0 + 0.1 * step, 1) for step in range(11))
 
@@ -40,4 +42,8 @@ REPORT_OPTIONS: tuple[Option, ...] = (
     Option("permutation_alternative", ALTERNATIVES[0],
            "permutation tests one-sided per ordered pair (H1: r(A,H) > r(B,H)) or two-sided per unordered pair "
            "(|delta*| >= |delta|)", kind=str, choices=ALTERNATIVES),
+    Option("close_pairs", CLOSE_PAIRS,
+           "close-pair buckets of the pairwise-accuracy view: the lower edges of |h_i - h_j|, the human measure's "
+           "difference between two systems (each bucket runs to the next edge, the last one without bound)",
+           low=0, many=True, increasing=True),
 )

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 
@@ -48,6 +49,12 @@ def test_integers_words_booleans_and_lists() -> None:
             levels.check(bad)
     assert levels.describe() == "levels (comma-separated, each an integer from 1 to 100; default 80,60)"
     assert BETA.describe(default=1.7) == "EDP beta (a finite number from -10 to 10; default 1.7)"
+    edges = Option("edges", (0.0, 0.05), "edges", low=0, many=True, increasing=True)
+    assert edges.check("0, 0.02,0.1") == (0.0, 0.02, 0.1) and edges.check([0.3]) == (0.3,)
+    for bad in ("0.1,0.05", "0,0", [0.2, 0.1, 0.3]):
+        with pytest.raises(OptionError, match=re.escape(f"edges must increase strictly; got {bad!r}")):
+            edges.check(bad)
+    assert edges.describe() == "edges (comma-separated, increasing, each a finite number >= 0; default 0,0.05)"
 
 
 def test_params_validate_every_field_with_the_table() -> None:

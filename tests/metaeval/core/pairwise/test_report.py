@@ -53,7 +53,10 @@ def test_the_section_equals_the_functions_that_define_it():
     assert section["wtl"] == [row.as_row() for row in win_tie_loss(games)]
     assert section["judgments"] == {"source": "t.csv", "read": 61, "invalid": 1, "games": 60,
                                     "criteria": ["quality", "relevance", "overall"], "systems": ["A", "B", "C"]}
-    assert set(section["tables"]) == set(TABLES)
+    # no human judgment in this set: no judges-against-people table, and the section says why
+    assert set(section["tables"]) == set(TABLES) - {"pairwise_judge_accuracy"}
+    assert section["judge_accuracy"]["note"].startswith("Judges against people need both: this set has no valid "
+                                                        "judgment of judge_kind 'human'")
     # adjacent pairs in each criterion's BT ranking: A > B > C, so (A, B) then (B, C); sizes up to the pool
     curves = [(r["criterion"], r["model_a"], r["model_b"]) for r in section["consistency"]]
     assert list(dict.fromkeys(curves)) == [("quality", "A", "B"), ("quality", "B", "C"), ("relevance", "A", "B"),
