@@ -1,30 +1,36 @@
 #!/usr/bin/env bash
-# One lent GPU call: install the carried wheels, record the machine, then run the parts of
-# benchmarks/gpu_figures.sh in priority order, each under its own timeout, until BUDGET seconds are spent.
-# Every part's output goes to a file under $OUT (8 files at most come back from a device call).
+# Lent-GPU calls for docs/guide/gpus.md: install the carried wheels, record the machine, then run the parts named
+# (default: quick), each under its own timeout, until BUDGET seconds are spent. Outputs go to $OUT (8 files at most
+# come back from a device call).
 #
-#   device:   PYTHONUNBUFFERED=1 OUT=... bash .whl/gpu_run.sh            (run from the repository root, wheels in .whl/)
-#   dry run:  OUT=/tmp/dry PY3=.venv/bin/python BUDGET=3000 \
-#             BENCH_EXTRA="--device cpu --config tiny --docs 2" bash benchmarks/gpu_run.sh
+#   device:   PYTHONUNBUFFERED=1 OUT=... bash benchmarks/gpu_run.sh quick      (repository root, wheels in .whl/)
+#             PYTHONUNBUFFERED=1 OUT=... BUDGET=580 bash benchmarks/gpu_run.sh pens
+#   dry run:  OUT=/tmp/dry PY3=.venv/bin/python WHEELS=none BUDGET=3000 \
+#             BENCH_EXTRA="--device cpu --config tiny" PENS_DOCS=4 bash benchmarks/gpu_run.sh quick pens
 #
-# The wheels (for a Python 3.12 image whose transformers is 5.x): transformers==4.57.6 tokenizers==0.22.2
+# Parts:
+#   quick: the card's matrix ceiling; InfoLM + BERTScore on 10 documents of the BERT-base shape in bf16 with the
+#          compiled step (the share of the peak, GPU utilisation), InfoLM with the eager step for comparison, and
+#          the bf16 precision check (float32 vs bf16 vs bf16 with recheck=auto) on PRECISION_DOCS documents;
+#   pens:  the PENS-size run end to end (PENS_DOCS = 3840 documents, InfoLM + BERTScore, bf16, compiled step,
+#          recheck=flag: the bf16 error measured in float32 on a sample of documents), printing progress lines so a
+#          run cut by the time limit still tells its rate.
+# The wheels (for the device's Python 3.12, whose transformers is 5.x): transformers==4.57.6 tokenizers==0.22.2
 # huggingface_hub==0.36.2 bert-score==0.3.13, fetched where pip works with
 #   python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
 #     --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d .whl <the four NAME==VERSION>
-# and this script copied beside them (.whl/ is git-ignored locally).
-# BENCH_EXTRA is appended to every neural_bench.py command line (argparse keeps the last value of a flag), so the
-# dry run executes the same commands on the CPU with a tiny shape. WHEELS=none skips the install.
-# Parts: base-bf16 (bf16 figures and CPU/GPU parity), base-fp32, the 131,072-token batches, tiny (bert-tiny shape
-# with CPU-vs-GPU parity on the whole corpus), a fraction of a PENS-size end-to-end run (documents chosen from the
-# time the 10-document end-to-end runs of base-bf16 took), then if time is left 16,384- and 32,768-token batches
-# and --processes 1 and 2.
+# (.whl/ is ignored locally; name it in the device call's carry). BENCH_EXTRA is appended to every neural_bench.py
+# command line (argparse keeps the last value of a flag), so the dry run executes the same commands on the CPU.
 set -uo pipefail
 export PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 OUT=${OUT:-gpu-run}
 PY3=${PY3:-python3}
-BUDGET=${BUDGET:-490}
+BUDGET=${BUDGET:-290}
 BENCH_EXTRA=${BENCH_EXTRA:-}
 WHEELS=${WHEELS:-.whl}
+PENS_DOCS=${PENS_DOCS:-3840}
+PRECISION_DOCS=${PRECISION_DOCS:-6}
+QUICK_DOCS=${QUICK_DOCS:-10}
 T0=$SECONDS
 mkdir -p "$OUT"
 LOG="$OUT/run.log"
@@ -38,14 +44,12 @@ if [ "$WHEELS" != none ]; then
   export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
 fi
 
-# neural_bench.py with BENCH_EXTRA appended (gpu_figures.sh calls "$PY benchmarks/neural_bench.py ...")
 WRAP=$(mktemp /tmp/bench-py-XXXXXX.sh)
 printf '#!/usr/bin/env bash\nexec %s "$@" %s\n' "$PY3" "$BENCH_EXTRA" >"$WRAP"
-export PY="bash $WRAP"
-B="$PY benchmarks/neural_bench.py --device cuda --compat-texts 0"
+B="bash $WRAP benchmarks/neural_bench.py --device cuda --compat-texts 0"
 
-# part NAME CAP MIN FILE COMMAND...: run COMMAND under min(CAP, time left) seconds, appending to $OUT/FILE;
-# skipped when fewer than MIN seconds are left.
+# part NAME CAP MIN FILE COMMAND...: COMMAND under min(CAP, time left) seconds, appended to $OUT/FILE; skipped
+# when fewer than MIN seconds are left.
 part() {
   local name=$1 cap=$2 min=$3 file=$4 rest started rc
   shift 4
@@ -66,19 +70,26 @@ part() {
   date -u
   nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv 2>&1
   nproc
-  $PY3 -c 'import sys, importlib.metadata as m, torch, transformers, bert_score
-print("python", sys.version.split()[0], *(f"{n} {m.version(n)}" for n in ("torch", "transformers", "tokenizers",
-      "huggingface_hub", "torchmetrics", "bert-score", "numpy", "scipy")),
-      "tf32", torch.backends.cuda.matmul.allow_tf32, "threads", torch.get_num_threads())
-print("transformers from", transformers.__file__, "bert_score from", bert_score.__file__)' 2>&1
+  $PY3 -c 'import sys, importlib.metadata as m, torch
+def version(name):
+    try:
+        return m.version(name)
+    except m.PackageNotFoundError:
+        return "absent"
+print("python", sys.version.split()[0], *(f"{n} {version(n)}" for n in ("torch", "transformers", "tokenizers",
+      "huggingface_hub", "bert-score", "triton", "numpy")), "tf32", torch.backends.cuda.matmul.allow_tf32,
+      "threads", torch.get_num_threads())' 2>&1
   grep -m1 "model name" /proc/cpuinfo
-  nvidia-smi 2>&1
+  df -h /tmp | tail -1
 } >"$OUT/env.txt"
 cat "$OUT/env.txt"
 
-# the card's bf16 matrix ceiling as measured (CUDA events, median of 20 after 5 warm-ups, random data): a square
-# 8192 product, and BERT-base's FFN product at 65,536 tokens (65536 x 768 by 768 x 3072)
-part ceiling 40 20 env.txt $PY3 - <<'EOF'
+for what in "${@:-quick}"; do
+  case $what in
+    quick)
+      # the card's bf16 matrix ceiling (CUDA events, median of 20 after 5 warm-ups, random data): a square 8192
+      # product and BERT-base's FFN products at 65,536 tokens
+      part ceiling 40 20 env.txt $PY3 - <<'EOF'
 import torch
 if torch.cuda.is_available():
     for m, k, n in ((8192, 8192, 8192), (65536, 768, 3072), (65536, 3072, 768)):
@@ -95,38 +106,23 @@ if torch.cuda.is_available():
 else:
     print("no GPU: ceiling not measured")
 EOF
-
-part base-bf16 260 60 base-bf16.txt env OUT=/tmp/gpu-figures bash benchmarks/gpu_figures.sh base-bf16
-part base-fp32 100 45 base-fp32.txt env OUT=/tmp/gpu-figures bash benchmarks/gpu_figures.sh base-fp32
-part sweep-131072 55 35 sweep.txt $B --config base --dtype bfloat16 --measures infolm --subset-pairs 0 \
-  --batch-tokens 131072
-part tiny-fp32 90 30 tiny.txt $B --config tiny --dtype float32 --subset-pairs 2 --parity-docs 10
-part tiny-bf16 30 15 tiny.txt $B --config tiny --dtype bfloat16 --subset-pairs 0
-
-# a fraction of the PENS-size run: the largest of 384/192/96/48 documents whose predicted time fits (10-document
-# end-to-end seconds of base-bf16, InfoLM plus BERTScore, scaled; 40 s for imports, models and the corpus)
-t10=$(grep -h "end to end, 10 systems, cold cache" "$OUT/base-bf16.txt" 2>/dev/null \
-      | sed 's/.*cold cache: \([0-9.]*\) s.*/\1/' | awk '{s += $1} END {print (NR == 2 ? s : 8)}')
-docs=0
-for n in 384 192 96 48; do
-  need=$(awk -v t="$t10" -v n="$n" 'BEGIN {printf "%d", 40 + 0.03 * n + 1.3 * t * n / 10}')
-  if [ "$need" -le "$(( $(left) - 5 ))" ]; then docs=$n; break; fi
-done
-say "### pens fraction: 10-document end to end ${t10} s; chose $docs documents"
-if [ "$docs" -gt 0 ]; then
-  part "pens-$docs" "$(left)" 40 pens-fraction.txt \
-    $B --config base --dtype bfloat16 --docs "$docs" --end-to-end-only
-fi
-
-for t in 16384 32768; do
-  part "sweep-$t" 55 40 sweep.txt $B --config base --dtype bfloat16 --measures infolm --subset-pairs 0 --batch-tokens $t
-done
-for n in 1 2; do
-  part "processes-$n" 90 80 processes.txt $B --config base --dtype bfloat16 --docs 40 --processes $n \
-    --process-start-delay 30
+      part base-bf16-compiled 150 60 base-bf16.txt $B --config base --dtype bfloat16 --docs "$QUICK_DOCS" --subset-pairs 0 \
+        --compile on
+      part base-bf16-eager 60 30 base-bf16.txt $B --config base --dtype bfloat16 --docs "$QUICK_DOCS" --subset-pairs 0 \
+        --compile off \
+        --measures infolm
+      part precision 120 40 precision.txt $B --config base --dtype bfloat16 --docs "$PRECISION_DOCS" --compile off \
+        --precision-check
+      ;;
+    pens)
+      part "pens-$PENS_DOCS" "$(left)" 60 pens.txt $B --config base --dtype bfloat16 --docs "$PENS_DOCS" \
+        --end-to-end-only --recheck flag --progress-every 20
+      ;;
+    *) say "unknown part $what"; exit 2 ;;
+  esac
 done
 
 say "### done after $((SECONDS - T0)) s"
 echo "=== summary"
-grep -h -E "^###|encoding:|fraction of peak|utilisation|end to end|max \||PerSEval|same numbers|TFLOP/s|window|processes on one card|Error|error" \
+grep -h -E "^###|step:|encoding:|fraction of peak|utilisation|end to end|PerSEval|TFLOP/s|low precision|check:|order|progress|Error|error|FAILED" \
   "$OUT"/*.txt | cut -c1-300

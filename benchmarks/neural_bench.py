@@ -30,6 +30,7 @@ changes). ``--end-to-end-only``: one ``run_scores`` call with every measure (``-
 from __future__ import annotations
 
 import argparse
+import itertools
 import math
 import platform
 import random
@@ -39,7 +40,9 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -104,9 +107,10 @@ def model_folder() -> tempfile.TemporaryDirectory:
 def make_corpus(words: list[str], docs: int, seed: int = 2026) -> Corpus:
     rng = random.Random(seed)
     weights = [1.0 / (rank + 1) ** 1.07 for rank in range(len(words))]
+    cumulative = list(itertools.accumulate(weights))  # what choices(weights=) builds on every call: same texts
 
     def text(n: int) -> str:
-        return " ".join(rng.choices(words, weights=weights, k=n))
+        return " ".join(rng.choices(words, cum_weights=cumulative, k=n))
 
     documents = []
     for index in range(docs):
@@ -200,9 +204,12 @@ def bench_measure(name: str, args: argparse.Namespace, model: Path, corpus: Corp
     texts = sorted({text for pair in pairs for text in pair})
     measure = get_measure(name, options=options)
     measure.prepare()
-    measure.vectors(texts[:8])  # warm-up (kernels, allocator); not counted
-    measure = get_measure(name, options=options)
-    measure.prepare()
+    warm = time.perf_counter()
+    # warm-up (kernels, allocator, and the compiled step's graph, built once per measure): not counted
+    measure.vectors([*texts[:8], max(texts, key=len)])
+    print(f"   warm-up (9 texts; compiling when the fused step is on): {time.perf_counter() - warm:.1f} s")
+    for key in ("texts_encoded", "model_seconds", "vector_write_seconds", "vector_bytes"):
+        measure.stats[key] = 0  # type: ignore[attr-defined]
     vector_cache = DistanceCache(tempfile.mkdtemp(prefix="neural-bench-"))
     measure.attach_cache(vector_cache)  # type: ignore[attr-defined]
     print(f"\n== {name}: {measure.describe()}")
@@ -218,6 +225,10 @@ def bench_measure(name: str, args: argparse.Namespace, model: Path, corpus: Corp
         synchronize(device)
         encode = time.perf_counter() - started
     line = f"   encoding: {encode:.2f} s = {len(texts) / encode:.1f} texts/s"
+    if name == "infolm":
+        line = (f"   step: {'compiled (torch.compile)' if measure.stats.get('compiled') else 'eager'}"  # type: ignore[attr-defined]
+                + (f", COMPILE FAILED: {measure._compile_error}" if measure.stats.get('compile_failed') else "")  # type: ignore[attr-defined]
+                + "\n" + line)
     if name == "infolm":
         copies = sum(max(0, len(ids) - 2) for ids in measure.tokenize(texts))
         flops = infolm_flops(measure, texts)
@@ -260,8 +271,12 @@ def measure_options(name: str, args: argparse.Namespace, model: Path, device: st
     }
     if args.batch_tokens:
         options["batch_tokens"] = args.batch_tokens
+    if args.recheck:
+        options["recheck"] = args.recheck
     if name == "infolm":
         options["max_length"] = args.max_length
+        if args.compile:
+            options["compile"] = args.compile
     options.update(override)
     return options
 
@@ -281,15 +296,43 @@ def end_to_end(args: argparse.Namespace, models: dict[str, Path], corpus: Corpus
         )
         started_at = time.time()
         started = time.perf_counter()
-        result = run_scores(corpus, options, cache=cache)
+        restore = watch_progress(args.progress_every, started) if args.progress_every else None
+        try:
+            with GpuSampler() as sampler:
+                result = run_scores(corpus, options, cache=cache, progress=(
+                    (lambda event: print(f"   progress {time.perf_counter() - started:.0f} s: {event}"))
+                    if args.progress_every else None))
+        finally:
+            if restore:
+                restore()
         seconds = time.perf_counter() - started
         size = sum(f.stat().st_size for f in Path(cache_dir).rglob("*") if f.is_file())
     parts = ", ".join(f"{key} {value:.1f} s" for key, value in sorted(result.timings.items()))
     print(f"   end to end: {seconds:.1f} s ({parts}); distance cache {size / 2**30:.2f} GiB")
+    for stat in result.stats:
+        extra = ", ".join(f"{key} {value:.6g}" for key, value in sorted(stat.extra.items()))
+        print(f"   {stat.measure}: {stat.computed} pairs computed in {stat.compute_seconds:.1f} s; {extra}")
+    for check in result.precision.values():
+        from metaeval.core.perseval.precision import PrecisionCheck
+
+        print(f"   low precision: {PrecisionCheck(**check).message()} ({check['seconds']:.1f} s)")  # type: ignore[arg-type]
     if device.startswith("cuda"):
         import torch
 
+        print(f"   GPU utilisation during the run: {sampler.summary()}")
         print(f"   GPU memory high-water {torch.cuda.max_memory_allocated() / 2**30:.2f} GiB allocated")
+        if "infolm" in names:
+            from metaeval.core.measures.registry import get_measure
+
+            counter = get_measure("infolm", options=measure_options("infolm", args, models["infolm"], "cpu"))
+            counter.prepare()
+            flops = infolm_flops(counter, sorted(texts))
+            spent = result.timings.get("distances:infolm", math.nan)
+            peak = peak_tflops(torch.cuda.get_device_name(0), args.peak_tflops)
+            rate = flops / spent / 1e12
+            print(f"   infolm: {flops / 1e15:.1f} PFLOP in {spent:.1f} s (distances, cache and pair sums included) = "
+                  f"{rate:.1f} TFLOP/s" + (f" = {rate / peak:.1%} of the {peak:.0f} TFLOP/s dense bf16 peak"
+                                            if peak else ""))
     print(f"   window: started {started_at:.1f}, ended {started_at + seconds:.1f} (epoch seconds)")
 
 
@@ -342,6 +385,68 @@ def parity(args: argparse.Namespace, models: dict[str, Path], corpus: Corpus, de
                 + ("" if ranking == order else f" ({order} -> {ranking})")
             )
         print(f"   {name} PerSEval {device} float32: " + ", ".join(f"{s} {base[s]:.6f}" for s in order))
+
+
+def watch_progress(every: float, started: float) -> Any:
+    """Print, at most every ``every`` seconds, how many texts the neural measures have encoded (a run cut by a
+    time limit still tells its rate); returns the function that stops it."""
+    from metaeval.core.measures.neural import NeuralMeasure
+
+    original = NeuralMeasure.vectors
+    last = [started]
+
+    def vectors(self: NeuralMeasure, texts: Sequence[str]) -> list[Any]:
+        out = original(self, texts)
+        now = time.perf_counter()
+        if now - last[0] >= every:
+            last[0] = now
+            stats = self.stats
+            print(f"   progress {now - started:.0f} s: {self.name} {stats['texts_encoded']:.0f} texts encoded, "
+                  f"{stats['texts_from_cache']:.0f} from the cache, model {stats['model_seconds']:.0f} s, "
+                  f"vector writes {stats['vector_write_seconds']:.0f} s", flush=True)
+        return out
+
+    NeuralMeasure.vectors = vectors  # type: ignore[method-assign]
+
+    def restore() -> None:
+        NeuralMeasure.vectors = original  # type: ignore[method-assign]
+
+    return restore
+
+
+def precision_check(args: argparse.Namespace, models: dict[str, Path], corpus: Corpus, device: str) -> None:
+    """Per measure: PerSEval in float32, in ``--dtype`` without the check, and in ``--dtype`` with recheck=auto
+    (metaeval.core.perseval.precision), each a cold run; the check's measured error against the true largest
+    error of the low-precision run, and which orders equal float32's."""
+    from metaeval.core.perseval.precision import PrecisionCheck
+
+    names = [part.strip() for part in args.measures.split(",") if part.strip()]
+    low = "bfloat16" if args.dtype == "float32" else args.dtype
+    print(f"\n== precision check: {len(corpus.documents)} documents, float32 vs {low}")
+    for name in names:
+        results = {}
+        for label, dtype, recheck in (("float32", "float32", "off"), ("low", low, "off"), ("checked", low, "auto")):
+            opts = measure_options(name, args, models[name], device, dtype=dtype, recheck=recheck)
+            with tempfile.TemporaryDirectory() as cache_dir, DistanceCache(cache_dir) as cache:
+                started = time.perf_counter()
+                results[label] = run_scores(corpus, RunOptions(measures=[name], params=Params(beta=1.7),
+                                                               measure_options={name: opts}), cache=cache)
+                print(f"   {name} {label} ({dtype}, recheck {recheck}): {time.perf_counter() - started:.1f} s")
+        exact = results["float32"].scores()[name]
+        order = sorted(exact, key=lambda system: -exact[system])
+        for label in ("low", "checked"):
+            scores = results[label].scores()[name]
+            diff = max(abs(scores[system] - exact[system]) for system in exact)
+            ranking = sorted(scores, key=lambda system: -scores[system])
+            print(f"   {name} {label}: max |PerSEval - float32| = {diff:.3e}; order "
+                  + ("= float32's" if ranking == order else f"CHANGED {ranking}"))
+        check = results["checked"].precision.get(name)
+        if check:
+            print(f"   {name} check: {PrecisionCheck(**check).message()} ({check['seconds']:.1f} s, "  # type: ignore[arg-type]
+                  f"{check['float32_pairs']} float32 pairs)")
+        gaps = sorted(exact[a] - exact[b] for a, b in zip(order, order[1:], strict=False))
+        print(f"   {name} float32 gaps between neighbours: smallest {gaps[0]:.3e}, median {gaps[len(gaps) // 2]:.3e}; "
+              + ", ".join(f"{s} {exact[s]:.6f}" for s in order))
 
 
 def processes(args: argparse.Namespace) -> None:
@@ -523,6 +628,16 @@ def main() -> int:
         help="seconds the --processes shards get to build their models before the common start",
     )
     parser.add_argument("--start-at", type=float, help=argparse.SUPPRESS)
+    parser.add_argument("--recheck", choices=["auto", "flag", "off"], help="the neural measures' recheck option")
+    parser.add_argument("--progress-every", type=float, default=0.0,
+                        help="--end-to-end-only: a progress line at most every this many seconds (0: none)")
+    parser.add_argument("--compile", choices=["auto", "on", "off"], help="InfoLM's compile option")
+    parser.add_argument(
+        "--precision-check",
+        action="store_true",
+        help="float32, bf16 without the check and bf16 with recheck=auto on the corpus: the measured error against "
+        "the true one, the systems re-checked, and whether each order equals float32's",
+    )
     args = parser.parse_args()
     if args.processes:
         processes(args)
@@ -550,6 +665,9 @@ def main() -> int:
         models = {"infolm": mlm, "bertscore": encoder}
         if args.end_to_end_only:
             end_to_end(args, models, corpus, device)
+            return 0
+        if args.precision_check:
+            precision_check(args, models, corpus, device)
             return 0
         for name in [part.strip() for part in args.measures.split(",") if part.strip()]:
             bench_measure(name, args, models[name], corpus, device)

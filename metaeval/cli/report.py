@@ -156,6 +156,11 @@ def summary_text(result: RunResult, grid: Sequence[dict[str, object]]) -> str:
     if result.models:
         lines.append("\nModels")
         lines.extend(f"  {name}: {text}" for name, text in result.models.items())
+    if result.precision:
+        from metaeval.core.perseval.precision import PrecisionCheck
+
+        lines.append("\nLow precision (float32 check)")
+        lines.extend(f"  {PrecisionCheck(**check).message()}" for check in result.precision.values())  # type: ignore[arg-type]
     if result.unavailable:
         lines.append("\nUnavailable measures (not scored)")
         lines.extend(f"  {name}: {text}" for name, text in result.unavailable.items())

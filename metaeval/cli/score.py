@@ -9,6 +9,7 @@ from typing import Any
 from metaeval.cli.common import UsageError, open_out
 from metaeval.cli.scoring import _run, add_run_arguments, options_from_args, progress_for
 from metaeval.core.io.records import json_safe, run_document, write_csv
+from metaeval.core.perseval.precision import PrecisionCheck
 
 
 def cmd_score(args: argparse.Namespace) -> int:
@@ -20,6 +21,8 @@ def cmd_score(args: argparse.Namespace) -> int:
         raise UsageError("--pivot-styles takes one measure (e.g. --measures jsd)")
     with progress_for(args, options, report=False) as progress:
         result = _run(args, options, progress)
+    for check in result.precision.values():  # a bfloat16/float16 neural measure: what its float32 check found
+        print(f"low precision: {PrecisionCheck(**check).message()}", file=sys.stderr)  # type: ignore[arg-type]
     out = open_out(args.out)
     try:
         if args.pivot_styles:

@@ -66,6 +66,8 @@ def run_document(result: RunResult) -> dict[str, object]:
             },
             "models": result.models,
             "unavailable": result.unavailable,
+            # only for a neural measure run in bfloat16/float16 (older records keep their bytes)
+            **({"precision": result.precision} if result.precision else {}),
         }
     )  # type: ignore[return-value]
 

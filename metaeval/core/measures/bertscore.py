@@ -65,11 +65,12 @@ class BertScore(NeuralMeasure):
         batch_tokens: int | None = None,
         device: str = "auto",
         dtype: str = "float32",
+        recheck: bool | str = "auto",
     ) -> None:
         if compat and (idf or baseline):
             raise ValueError("bertscore compat uses the authors' settings (idf off, no baseline)")
         super().__init__(compat=compat, model=model, max_length=max_length, idf=idf, batch_size=batch_size,
-                         batch_tokens=batch_tokens, device=device, dtype=dtype)
+                         batch_tokens=batch_tokens, device=device, dtype=dtype, recheck=recheck)
         self.requested_layer = layer
         self.baseline_path = baseline
         self._baseline: float | None = None

@@ -14,9 +14,13 @@ import numpy as np
 
 from metaeval.core.measures.base import MeasureUnavailable, round_like_python
 from metaeval.core.measures.models import AUTHORS_INFOLM, INFOLM_ENV, ResolvedModel
-from metaeval.core.measures.neural import NeuralMeasure, _batches, _one_cpu_thread
+from metaeval.core.measures.neural import NeuralMeasure, _batches, _one_cpu_thread, _switch, resolve_device
 
-__all__ = ["InfoLM"]
+__all__ = ["InfoLM", "COMPILE_AFTER_TOKENS"]
+
+#: ``compile=auto`` compiles the step once a measure has encoded this many tokens (about 8 s of eager work for the
+#: BERT-base shape in bf16 on an H100, docs/guide/gpus.md), so small runs never pay the compiler's start
+COMPILE_AFTER_TOKENS = 8_000_000
 
 
 def _masked_lm_parts(model: Any) -> tuple[Any, Any] | None:
@@ -81,13 +85,19 @@ class InfoLM(NeuralMeasure):
         batch_tokens: int | None = None,
         device: str = "auto",
         dtype: str = "float32",
+        compile: bool | str = "auto",
+        recheck: bool | str = "auto",
     ) -> None:
         if compat:
             if idf or alpha != 1.0 or beta != 1.0 or temperature != 0.25 or dtype != "float32":
                 raise ValueError("infolm compat uses the authors' settings (T=0.25, idf off, alpha=beta=1, float32)")
             max_length = 20 if max_length is None else max_length
         super().__init__(compat=compat, model=model, max_length=max_length, idf=idf, batch_size=batch_size,
-                         batch_tokens=batch_tokens, device=device, dtype=dtype)
+                         batch_tokens=batch_tokens, device=device, dtype=dtype, recheck=recheck)
+        self.compile_mode = _switch("compile", compile)
+        self._fused: Any = None
+        self._compile_error = ""
+        self._tokens_seen = 0
         if temperature <= 0:
             raise ValueError("temperature must be positive")
         if alpha == 0 or beta == 0 or alpha + beta == 0:
@@ -169,10 +179,13 @@ class InfoLM(NeuralMeasure):
         return self.model(input_ids=input_ids, attention_mask=attention).logits[rows, positions]
 
     def _encode(self, texts: Sequence[str]) -> list[np.ndarray]:
-        """Every content position of every text masked in turn, in batches (:meth:`_masked_batches`); the head's
-        softmax(logits / T) at the masked position summed per text in float64 with the weights g_k."""
+        """Every content position of every text masked in turn, in batches (:meth:`_masked_batches` on a CPU,
+        :meth:`_encode_by_length` on a GPU); the head's softmax(logits / T) at the masked position summed per text
+        in float64 with the weights g_k."""
         if self.compat:
             return self._encode_as_torchmetrics(texts)
+        if self.on_gpu:
+            return list(self._encode_by_length(self.tokenize(texts)).float().cpu().numpy())
         import torch
 
         ids_list = self.tokenize(texts)
@@ -238,6 +251,144 @@ class InfoLM(NeuralMeasure):
             batch_weights = torch.tensor([w for _, _, w in batch], dtype=torch.float64)
             yield send(input_ids), attention, send(positions), send(batch_weights), send(rows)
 
+    def _length_jobs(self, ids_list: list[list[int]]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                                                                 list[tuple[int, int, int]]]:
+        """The masked copies of :meth:`_encode_by_length`, built once with array operations: (padded token ids
+        (texts, width), text index, masked position and weight g_k per copy, batches). Copies are ordered by text
+        then position, then stably by text length; a batch is a run of copies of one length L, at most
+        ``token_budget // L`` of them: ``(start, end, L)``. The same batches as the former per-batch host loop."""
+        mask_free = np.array(sorted(self._special), dtype=np.int64)
+        lengths = np.array([len(ids) for ids in ids_list], dtype=np.int64)
+        width = int(lengths.max()) if len(ids_list) else 0
+        pad_id = int(self.tokenizer.pad_token_id or 0)
+        padded = np.full((len(ids_list), width), pad_id, dtype=np.int64)
+        for row, ids in enumerate(ids_list):
+            padded[row, : len(ids)] = ids
+        inside = np.arange(width)[None, :] < lengths[:, None]
+        content = inside & ~np.isin(padded, mask_free)
+        rows, positions = np.nonzero(content)  # row-major: text by text, positions in order
+        if self.idf:
+            weights = np.concatenate([self.idf_weights(ids) for ids in ids_list])[
+                np.flatnonzero(content[inside])] if len(rows) else np.empty(0)
+        else:
+            weights = np.ones(len(rows), dtype=np.float64)
+        order = np.argsort(lengths[rows], kind="stable")
+        rows, positions, weights = rows[order], positions[order], weights[order]
+        copy_lengths = lengths[rows]
+        batches: list[tuple[int, int, int]] = []
+        start = 0
+        budget = self.token_budget
+        while start < len(rows):
+            length = int(copy_lengths[start])
+            run_end = int(np.searchsorted(copy_lengths, length, side="right"))
+            step = max(1, budget // length)
+            for first in range(start, run_end, step):
+                batches.append((first, min(first + step, run_end), length))
+            start = run_end
+        return padded, rows, positions, weights, batches
+
+    def _encode_by_length(self, ids_list: list[list[int]]) -> Any:
+        """The GPU path: (texts, vocab) float64 on the device. The padded token ids, copy indices and weights go to
+        the device once; each batch's masked copies are gathered and masked there (no host work, no pinned
+        staging, no synchronisation inside the loop), so the host only queues kernels and the card never waits
+        for it. A batch holds copies of one length: no padding, no attention mask, and the encoder runs without
+        the model's wrapper (:meth:`_probabilities`), whose padding check and mask test each stop the queue."""
+        import torch
+
+        padded, rows, positions, weights, batches = self._length_jobs(ids_list)
+        vocab = int(self.model.config.vocab_size)
+        total = torch.zeros((len(ids_list), vocab), dtype=torch.float64, device=self.device)
+        weight_sum = torch.zeros(len(ids_list), dtype=torch.float64, device=self.device)
+        if not batches:
+            return total / weight_sum[:, None]
+        padded_d = torch.from_numpy(padded).to(self.device)
+        rows_d = torch.from_numpy(rows).to(self.device)
+        positions_d = torch.from_numpy(positions).to(self.device)
+        weights_d = torch.from_numpy(weights).to(self.device)
+        index = torch.arange(max(end - start for start, end, _ in batches), device=self.device)
+        mask_id = int(self.tokenizer.mask_token_id)
+        with torch.inference_mode(), self._autocast():
+            for start, end, length in batches:
+                batch_rows, batch_positions = rows_d[start:end], positions_d[start:end]
+                input_ids = padded_d[batch_rows, :length]
+                input_ids[index[: end - start], batch_positions] = mask_id
+                probs = self._probabilities(input_ids, batch_positions)
+                batch_weights = weights_d[start:end]
+                total.index_add_(0, batch_rows, probs.double() * batch_weights[:, None])
+                weight_sum.index_add_(0, batch_rows, batch_weights)
+        return total / weight_sum[:, None]
+
+    def _probabilities(self, input_ids: Any, positions: Any) -> Any:
+        """softmax(logits at the masked position / T) in float32 for unpadded copies (no attention mask), through
+        the fused step when :meth:`_fused_step` built one, else eagerly."""
+        self._tokens_seen += int(input_ids.numel())
+        step = self._fused_step()
+        if step is not None:
+            try:
+                return step(input_ids, positions)
+            except Exception as exc:  # noqa: BLE001 - any compiler failure: fall back to the eager step
+                self._fused = False
+                self.stats["compile_failed"] = 1
+                self._compile_error = f"{type(exc).__name__}: {exc}"[:500]
+        return self._eager_step(input_ids, positions)
+
+    def _eager_step(self, input_ids: Any, positions: Any) -> Any:
+        import torch
+
+        rows = torch.arange(len(positions), device=input_ids.device)
+        direct = self._direct_encoder()
+        if direct is not None and self._parts is not None:
+            hidden = direct(input_ids)
+            logits = self._parts[1](hidden[rows, positions])
+        else:
+            logits = self._masked_logits(input_ids, None, positions)
+        return torch.softmax(logits.float() / self.temperature, dim=-1)
+
+    def _direct_encoder(self) -> Any:
+        """For BERT and RoBERTa layouts: embeddings then the layer stack, without the model's ``forward`` (which
+        checks the ids for padding and the all-ones mask on the host, two device synchronisations per batch);
+        with no mask the attention runs as SDPA's fused kernel. None for other layouts."""
+        parts = self._parts
+        if parts is None:
+            return None
+        encoder = parts[0]
+        if not (hasattr(encoder, "embeddings") and hasattr(encoder, "encoder")):
+            return None
+        if getattr(self.model.config, "model_type", "") not in ("bert", "roberta", "xlm-roberta", "camembert"):
+            return None
+
+        def run(input_ids: Any) -> Any:
+            return encoder.encoder(encoder.embeddings(input_ids=input_ids))[0]
+
+        return run
+
+    def _fused_step(self) -> Any:
+        """``torch.compile`` of the eager step (element-wise work fused; dynamic shapes, so one graph serves every
+        batch length) when ``compile`` is ``on``, or ``auto`` on a GPU for a BERT/RoBERTa layout once the run has
+        encoded :data:`COMPILE_AFTER_TOKENS` tokens (compiling takes tens of seconds, more than a small run's whole
+        encoding). A compiler failure falls back to the eager step for the rest of the run
+        (``stats['compile_failed']``)."""
+        if self._fused is False:
+            return None
+        if self._fused is None:
+            if self.compile_mode == "off" or (self.compile_mode == "auto" and not (
+                    self.on_gpu and self._direct_encoder() is not None)):
+                self._fused = False
+                return None
+            if self.compile_mode == "auto" and self._tokens_seen < COMPILE_AFTER_TOKENS:
+                return None
+            import torch
+
+            try:
+                self._fused = torch.compile(self._eager_step, dynamic=True)
+                self.stats["compiled"] = 1
+            except Exception as exc:  # noqa: BLE001 - no compiler here: eager
+                self._compile_error = f"{type(exc).__name__}: {exc}"[:500]
+                self.stats["compile_failed"] = 1
+                self._fused = False
+                return None
+        return self._fused
+
     def _encode_as_torchmetrics(self, texts: Sequence[str]) -> list[np.ndarray]:
         """compat: each text's distribution with torchmetrics' own shapes and arithmetic (``_get_batch_distribution``
         on a batch of one text, as the authors' one-pair calls ran it): the text unpadded, cut to its own length
@@ -277,20 +428,22 @@ class InfoLM(NeuralMeasure):
         import torch
 
         a, b = self.alpha, self.beta
-        matrix = torch.from_numpy(np.stack(vectors))  # float32 (texts, vocab); sums below run in float64
-        power_sum = torch.empty(len(vectors), dtype=torch.float64)
-        step = 512
+        # float32 (texts, vocab); the sums below run in float64, on the GPU when the model runs there
+        where = resolve_device(self.device_request)
+        matrix = torch.from_numpy(np.stack(vectors)).to(where)
+        power_sum = torch.empty(len(vectors), dtype=torch.float64, device=where)
+        step = 512 if where == "cpu" else 8192
         for start in range(0, len(vectors), step):
             power_sum[start : start + step] = (matrix[start : start + step].double() ** (a + b)).sum(dim=1)
         log_power = torch.log(power_sum)
-        ia_t, ib_t = torch.from_numpy(ia), torch.from_numpy(ib)
-        cross = torch.empty(len(ia), dtype=torch.float64)
+        ia_t, ib_t = torch.from_numpy(ia).to(where), torch.from_numpy(ib).to(where)
+        cross = torch.empty(len(ia), dtype=torch.float64, device=where)
         for start in range(0, len(ia), step):
             sl = slice(start, start + step)
             preds, target = matrix[ia_t[sl]].double(), matrix[ib_t[sl]].double()
             cross[sl] = ((target if a == 1.0 else target**a) * (preds if b == 1.0 else preds**b)).sum(dim=1)
         value = log_power[ib_t] / (b * (a + b)) + log_power[ia_t] / (a * (a + b)) - torch.log(cross) / (a * b)
-        return value.numpy()
+        return value.cpu().numpy()
 
     def _pair_distances_as_torchmetrics(self, vectors: list[np.ndarray], ia: np.ndarray, ib: np.ndarray) -> np.ndarray:
         """compat: torchmetrics' ``_calculate_ab_divergence`` in float32 on (preds = a, target = b), its

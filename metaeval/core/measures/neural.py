@@ -65,6 +65,18 @@ def _one_cpu_thread(device: str) -> Iterator[None]:
         torch.set_num_threads(before)
 
 
+def _switch(name: str, value: object, extra: tuple[str, ...] = ()) -> str:
+    """An on/off/auto option (``True`` -> ``on``, ``False`` -> ``off``), or one of ``extra``."""
+    if value is True:
+        return "on"
+    if value is False:
+        return "off"
+    allowed = ("auto", "on", "off", *extra)
+    if value not in allowed:
+        raise ValueError(f"{name} must be one of {', '.join(allowed)}, not {value!r}")
+    return str(value)
+
+
 def _digest(parts: Iterable[bytes]) -> str:
     h = hashlib.blake2b(digest_size=16)
     for part in parts:
@@ -95,6 +107,7 @@ class NeuralMeasure(Measure):
         batch_tokens: int | None = None,
         device: str = "auto",
         dtype: str = "float32",
+        recheck: bool | str = "auto",
     ) -> None:
         self.compat = bool(compat)
         self.model_spec = model or self._default_model()
@@ -110,12 +123,17 @@ class NeuralMeasure(Measure):
         if dtype not in TORCH_DTYPES:
             raise ValueError(f"dtype must be one of {', '.join(TORCH_DTYPES)}, not {dtype!r}")
         self.dtype = dtype
+        #: after a bfloat16/float16 run: re-check close systems in float32 (auto), only flag them, or neither
+        #: (metaeval.core.perseval.precision; conventions sec. 3)
+        mode = _switch("recheck", recheck, extra=("flag",))
+        self.recheck = "auto" if mode == "on" else mode
         self.cache: DistanceCache | None = None
         self._resolved: ResolvedModel | None = None
         self._loaded = False
         self._idf_table: tuple[int, dict[int, float]] | None = None
         self._idf_corpus = ""
-        self.stats: dict[str, float] = {"texts_encoded": 0, "texts_from_cache": 0, "model_seconds": 0.0}
+        self.stats: dict[str, float] = {"texts_encoded": 0, "texts_from_cache": 0, "model_seconds": 0.0,
+                                        "vector_write_seconds": 0.0, "vector_bytes": 0}
 
     # -- configuration -------------------------------------------------------------------------------------
 
@@ -275,8 +293,11 @@ class NeuralMeasure(Measure):
             self.stats["texts_encoded"] += len(todo)
             found.update(zip(todo, encoded, strict=True))
             if self.cache is not None:
+                writing = time.perf_counter()
                 packed = [(keys[text], self._pack(vector)) for text, vector in zip(todo, encoded, strict=True)]
                 self.cache.put_vectors(packed)
+                self.stats["vector_write_seconds"] += time.perf_counter() - writing
+                self.stats["vector_bytes"] += sum(len(blob) for _, blob in packed)
         return [found[text] for text in texts]
 
     def distances(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:

@@ -5,6 +5,7 @@ a researcher sees in the platform are the numbers the command line prints.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib.metadata
 import platform
@@ -21,6 +22,7 @@ from metaeval.core.measures.distances import ComputeStats, Plan, compute, gc_fro
 from metaeval.core.measures.registry import NEURAL, get_measure
 from metaeval.core.perseval.human import HumanCounts, human_doc_pairs, plan_human
 from metaeval.core.perseval.measure import PARAMETERS, DocPairs, Params, SystemScore, score_system
+from metaeval.core.perseval.precision import recheck_low_precision
 
 COLUMNS = (
     "system", "measure", "egises", "degress", "perseval", "accuracy",
@@ -146,6 +148,9 @@ class RunResult:
     unavailable: dict[str, str] = field(default_factory=dict)
     #: measure -> the model it used, in words (neural measures)
     models: dict[str, str] = field(default_factory=dict)
+    #: measure -> the low-precision check (:class:`~metaeval.core.perseval.precision.PrecisionCheck` as a dict) of a
+    #: neural measure run in bfloat16/float16
+    precision: dict[str, dict[str, object]] = field(default_factory=dict)
 
     def table(self) -> list[dict[str, object]]:
         return [row.as_dict() for row in self.rows]
@@ -185,6 +190,13 @@ def plan_run(corpus: Corpus, options: RunOptions) -> Plan:
     missing-summary rule and preprocessing); ``plan_run(...).text_pairs()`` is the same list, in the same order,
     in every process that builds it from the same data."""
     return plan_corpus(corpus, options.systems, missing=options.missing, transform=_transform(options.preprocess))
+
+
+def _float32(options: RunOptions, name: str) -> RunOptions:
+    """``options`` with measure ``name`` in float32 and no low-precision check (the re-check's measure)."""
+    measure_options = {key: dict(value) for key, value in options.measure_options.items()}
+    measure_options[name] = {**measure_options.get(name, {}), "dtype": "float32", "recheck": "off"}
+    return dataclasses.replace(options, measure_options=measure_options)
 
 
 def prepare_measure(name: str, options: RunOptions, pairs: Sequence[tuple[str, str]]) -> Measure:
@@ -237,6 +249,7 @@ def run_scores(
     stats: list[ComputeStats] = []
     unavailable: dict[str, str] = {}
     models: dict[str, str] = {}
+    precision: dict[str, dict[str, object]] = {}
 
     def ready(name: str, pairs: Sequence[tuple[str, str]]) -> Measure | None:
         """The measure, loaded and fitted; None (recorded) if it cannot run and the run may skip it."""
@@ -280,6 +293,15 @@ def run_scores(
         with gc_frozen():
             scored = score_systems(plan, distance, options.params, workers=options.workers,
                                    collect=None if collect is None else functools.partial(collect, name))
+        if name in NEURAL:
+            scored, check = recheck_low_precision(
+                name, measure, plan, distance, scored, options.params,
+                functools.partial(prepare_measure, name, _float32(options, name), text_pairs), cache=cache,
+                collect=None if collect is None else functools.partial(collect, name),
+            )
+            if check is not None:
+                precision[name] = check.as_dict()
+                say(ProgressEvent("info", name, check.message()))
         rows.extend(ScoreRow(system, name, score) for system, score in scored.items())
         timings[f"score:{name}"] = time.perf_counter() - scoring
         timings[f"distances:{name}"] = stat.seconds
@@ -335,4 +357,4 @@ def run_scores(
                     lambda system, aux: feedback_doc_pairs(openai, system, aux, scale_max=scale_max,
                                                            scale=feedback_scale))
     timings["total"] = time.perf_counter() - started
-    return RunResult(rows, options, stats, timings, hj_counts, versions(), unavailable, models)
+    return RunResult(rows, options, stats, timings, hj_counts, versions(), unavailable, models, precision)

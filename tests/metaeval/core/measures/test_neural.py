@@ -49,13 +49,14 @@ def test_gpu_batching_is_the_same_computation(
     gpu_like.fit_idf(texts)
     assert gpu_like.token_budget == 65536 and infolm(tiny_mlm, batch_tokens=999).token_budget == 999
     seen: list[tuple[int, bool]] = []
-    masked_logits = gpu_like._masked_logits
+    eager_step = gpu_like._eager_step
 
-    def spy(input_ids: torch.Tensor, attention: torch.Tensor | None, positions: torch.Tensor) -> torch.Tensor:
-        seen.append((input_ids.shape[0], attention is None))
-        return masked_logits(input_ids, attention, positions)
+    def spy(input_ids: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+        # the GPU step takes no attention mask: every copy of a batch has the batch's length, no padding
+        seen.append((input_ids.shape[0], bool((input_ids != 0).all())))
+        return eager_step(input_ids, positions)
 
-    monkeypatch.setattr(gpu_like, "_masked_logits", spy)
+    monkeypatch.setattr(gpu_like, "_eager_step", spy)
     vectors = np.stack(gpu_like.vectors(texts))
     lengths = {len(ids) for ids in gpu_like.tokenize(texts)}
     assert len(seen) == len(lengths) and all(unmasked for _, unmasked in seen)  # one batch per length here
