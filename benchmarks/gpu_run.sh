@@ -9,9 +9,10 @@
 #             BENCH_EXTRA="--device cpu --config tiny" PENS_DOCS=4 bash benchmarks/gpu_run.sh quick pens
 #
 # Parts:
-#   quick: the card's matrix ceiling; InfoLM + BERTScore on 10 documents of the BERT-base shape in bf16 with the
-#          compiled step (the share of the peak, GPU utilisation), InfoLM with the eager step for comparison, and
-#          the bf16 precision check (float32 vs bf16 vs bf16 with recheck=auto) on PRECISION_DOCS documents;
+#   quick: the card's matrix ceiling; InfoLM + BERTScore on QUICK_DOCS = 10 documents of the BERT-base shape in bf16
+#          with the eager step (the share of the peak, GPU utilisation), and the bf16 precision check (float32 vs
+#          bf16 vs bf16 with recheck=auto) on PRECISION_DOCS documents;
+#   compiled: InfoLM on QUICK_DOCS documents with the compiled step (compiling included in the warm-up line);
 #   pens:  the PENS-size run end to end (PENS_DOCS = 3840 documents, InfoLM + BERTScore, bf16, compiled step,
 #          recheck=flag: the bf16 error measured in float32 on a sample of documents), printing progress lines so a
 #          run cut by the time limit still tells its rate.
@@ -106,13 +107,14 @@ if torch.cuda.is_available():
 else:
     print("no GPU: ceiling not measured")
 EOF
-      part base-bf16-compiled 150 60 base-bf16.txt $B --config base --dtype bfloat16 --docs "$QUICK_DOCS" --subset-pairs 0 \
-        --compile on
-      part base-bf16-eager 60 30 base-bf16.txt $B --config base --dtype bfloat16 --docs "$QUICK_DOCS" --subset-pairs 0 \
-        --compile off \
-        --measures infolm
-      part precision 120 40 precision.txt $B --config base --dtype bfloat16 --docs "$PRECISION_DOCS" --compile off \
+      part base-bf16-eager 70 30 base-bf16.txt $B --config base --dtype bfloat16 --docs "$QUICK_DOCS" --subset-pairs 0 \
+        --compile off
+      part precision 90 40 precision.txt $B --config base --dtype bfloat16 --docs "$PRECISION_DOCS" --compile off \
         --precision-check
+      ;;
+    compiled)
+      part base-bf16-compiled 150 60 base-bf16.txt $B --config base --dtype bfloat16 --docs "$QUICK_DOCS" \
+        --subset-pairs 0 --compile on --measures infolm
       ;;
     pens)
       part "pens-$PENS_DOCS" "$(left)" 60 pens.txt $B --config base --dtype bfloat16 --docs "$PENS_DOCS" \

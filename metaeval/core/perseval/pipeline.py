@@ -193,9 +193,11 @@ def plan_run(corpus: Corpus, options: RunOptions) -> Plan:
 
 
 def _float32(options: RunOptions, name: str) -> RunOptions:
-    """``options`` with measure ``name`` in float32 and no low-precision check (the re-check's measure)."""
+    """``options`` with measure ``name`` in float32 and no low-precision check (the re-check's measure); InfoLM's
+    step is not compiled there (float32 time goes to the matrix products, and a sample is too small to repay it)."""
     measure_options = {key: dict(value) for key, value in options.measure_options.items()}
-    measure_options[name] = {**measure_options.get(name, {}), "dtype": "float32", "recheck": "off"}
+    measure_options[name] = {**measure_options.get(name, {}), "dtype": "float32", "recheck": "off",
+                             **({"compile": "off"} if name == "infolm" else {})}
     return dataclasses.replace(options, measure_options=measure_options)
 
 

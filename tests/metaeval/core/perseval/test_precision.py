@@ -48,7 +48,7 @@ class Injected(JSD):
     TARGET: frozenset[str] = frozenset()
     made: list[Injected] = []
 
-    def __init__(self, dtype: str = "float32", recheck: str = "auto") -> None:
+    def __init__(self, dtype: str = "float32", recheck: str = "auto", compile: str = "auto") -> None:
         super().__init__()
         self.dtype, self.recheck = dtype, recheck
         Injected.made.append(self)
