@@ -33,10 +33,11 @@ __all__ = ["LOW_PRECISION", "PrecisionCheck", "close_groups", "recheck_low_preci
 LOW_PRECISION = ("bfloat16", "float16")
 #: share of the documents re-computed in float32 to measure the error, and its bounds
 SAMPLE_SHARE = 0.02
-MIN_DOCUMENTS = 2
+MIN_DOCUMENTS = 4
 MAX_DOCUMENTS = 40
-#: the bound is this multiple of the measured error (the sample's error estimates the corpus's from below)
-MARGIN = 2.0
+#: the bound is this multiple of the measured error: a sample's error estimates the corpus's from below (on an H100,
+#: 6 documents of the BERT-base shape: 7.1e-3 on a 2-document sample against 3.4e-2 on all 6, docs/guide/gpus.md)
+MARGIN = 5.0
 #: the score columns whose order is protected
 COLUMNS = ("perseval", "egises", "degress")
 

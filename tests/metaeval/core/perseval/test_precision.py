@@ -128,7 +128,7 @@ def test_recheck_restores_float32_order_and_values(injected: type[Injected], mon
     checked = run(corpus, "bfloat16")
     check = PrecisionCheck(**checked.precision["infolm"])
     assert check.mode == "auto" and check.dtype == "bfloat16"
-    assert check.sample_documents == 2 and check.documents == 12
+    assert check.sample_documents == 4 and check.documents == 12
     assert check.error > 0 and check.bound == pytest.approx(MARGIN * check.error)
     moved = {s for s in exact_order if exact_order.index(s) != low_order.index(s)}
     assert moved <= set(check.rechecked)
