@@ -403,7 +403,7 @@ def _report_context(run: MetaevalRun, *, standalone: bool) -> dict[str, object]:
     the names and warnings the figures need (``display``, embedded beside the document), the pairwise section
     when the run had a judgment set (:func:`metaeval.core.display.pairwise_view`), and Table 2's pairwise-accuracy
     view with its figures built in Python (``figures``: plotly JSON by element id)."""
-    from metaeval.core.perseval.pairs_figures import pair_figures  # plotly: only where a report page is drawn
+    from metaeval.core.perseval.figures import figures_json  # plotly: only where a report page is drawn
 
     report = run.report
     context: dict[str, object] = {
@@ -412,7 +412,9 @@ def _report_context(run: MetaevalRun, *, standalone: bool) -> dict[str, object]:
         "correlation": display.correlation_view(report), "display": display.figure_texts(report),
         "pairwise": display.pairwise_view(report), "probes": display.probes_view(report),
         "edins": display.edins_view(report), "pairs": display.pair_accuracy_view(report),
-        "judge_accuracy": display.judge_accuracy_view(report), "figures": pair_figures(report),
+        "judge_accuracy": display.judge_accuracy_view(report), "figures": {
+            key: value for key, value in json.loads(figures_json(report)).items()
+            if key in ("fig-pair-accuracy", "fig-close-pairs")},
         "alphas": _alpha_rows(report), "confidence": _percent(report.get("parameters", {}).get("confidence")),
         "standalone": standalone, "base_template": "research/base.html",
         "plotly_src": PLOTLY_JS, "report_src": REPORT_JS,
