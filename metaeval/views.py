@@ -5,6 +5,7 @@ worker for it (``metaeval.services.run_launch``); the run page polls ``status.js
 """
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import math
@@ -14,9 +15,11 @@ from urllib.parse import urlencode
 
 from django import forms
 from django.contrib import messages
+from django.core.cache import cache
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_http_methods, require_safe
 
 from config.uploads import LimitedFileField
@@ -397,14 +400,31 @@ def _report_table(pk: int, name: str) -> tuple[MetaevalRun, list[dict]]:
     return run, rows
 
 
+def _report_figures(run: MetaevalRun) -> str:
+    """The report's figures as the page embeds them (:func:`metaeval.core.perseval.figures.figures_json`), built once
+    per stored report and kept in the cache: keyed by the run, the figures' version and a digest of the report (a
+    report never changes once stored; the digest keeps a database that reuses a run's id from reading another's)."""
+    from metaeval.core.perseval.figures import FIGURES_VERSION, figures_json  # plotly: only where a report is drawn
+
+    digest = hashlib.blake2b(json.dumps(run.report, separators=(",", ":")).encode(), digest_size=16).hexdigest()
+    key = f"metaeval:report-figures:{FIGURES_VERSION}:{run.pk}:{digest}"
+    text = cache.get(key)
+    if text is None:
+        text = figures_json(run.report)
+        cache.set(key, text, timeout=REPORT_FIGURES_CACHE_SECONDS)
+    return str(text)
+
+
+#: how long a report's built figures stay in the cache (they never change; the bound only frees memory)
+REPORT_FIGURES_CACHE_SECONDS = 7 * 24 * 3600
+
+
 def _report_context(run: MetaevalRun, *, standalone: bool) -> dict[str, object]:
     """The report page's context: the document, each table in words (:func:`metaeval.core.display.table_view`:
-    captions, column headings, one number format), the correlation grid per coefficient with its warnings, and
-    the names and warnings the figures need (``display``, embedded beside the document), the pairwise section
-    when the run had a judgment set (:func:`metaeval.core.display.pairwise_view`), and Table 2's pairwise-accuracy
-    view with its figures built in Python (``figures``: plotly JSON by element id)."""
-    from metaeval.core.perseval.figures import figures_json  # plotly: only where a report page is drawn
-
+    captions, column headings, one number format), the correlation grid per coefficient with its warnings, the
+    pairwise section when the run had a judgment set (:func:`metaeval.core.display.pairwise_view`), Table 2's
+    pairwise-accuracy view, and every figure built in Python (``figures``: compact plotly JSON by element id, see
+    :func:`_report_figures`), which ``report.js`` draws as the reader reaches it."""
     report = run.report
     context: dict[str, object] = {
         "run": run, "report": report, "parameters": report.get("parameters", {}),
@@ -412,9 +432,7 @@ def _report_context(run: MetaevalRun, *, standalone: bool) -> dict[str, object]:
         "correlation": display.correlation_view(report), "display": display.figure_texts(report),
         "pairwise": display.pairwise_view(report), "probes": display.probes_view(report),
         "edins": display.edins_view(report), "pairs": display.pair_accuracy_view(report),
-        "judge_accuracy": display.judge_accuracy_view(report), "figures": {
-            key: value for key, value in json.loads(figures_json(report)).items()
-            if key in ("fig-pair-accuracy", "fig-close-pairs")},
+        "judge_accuracy": display.judge_accuracy_view(report), "figures": mark_safe(_report_figures(run)),  # noqa: S308
         "alphas": _alpha_rows(report), "confidence": _percent(report.get("parameters", {}).get("confidence")),
         "standalone": standalone, "base_template": "research/base.html",
         "plotly_src": PLOTLY_JS, "report_src": REPORT_JS,
