@@ -224,8 +224,14 @@ def test_report_figures_are_drawn_as_the_reader_reaches_them(live_server, browse
     page.keyboard.press("ArrowRight")  # the next coefficient, by the keyboard
     page.wait_for_function("() => document.getElementById('fig-heatmap').layout.title.text.includes('Spearman')")
     assert page.evaluate("() => document.getElementById('fig-heatmap').data[0].z") == _grid(run, "spearman")
-    # End: the bottom of the page, the rater figure drawn with the rater data
+    # End, then Page Up until the rater section (above the tables) is on the screen: its figure drawn, with its data
+    page.evaluate("() => document.activeElement.blur()")
     page.keyboard.press("End")
+    for _ in range(60):
+        if page.locator("#fig-raters .main-svg").count():
+            break
+        page.keyboard.press("PageUp")
+        page.wait_for_timeout(150)
     page.wait_for_selector("#fig-raters .main-svg", timeout=20000)
     raters = page.evaluate("() => document.getElementById('fig-raters').data.map((t) => t.y)")
     per_rater = run.report["raters"]["per_rater"]
