@@ -72,9 +72,8 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _opener(url: str) -> urllib.request.OpenerDirector:
-    """A logged-in researcher's session (the login form, with its CSRF token)."""
-    jar = http.cookiejar.CookieJar()
+def _opener(url: str, jar: http.cookiejar.CookieJar) -> urllib.request.OpenerDirector:
+    """A logged-in researcher's session (the login form, with its CSRF token), its cookies in ``jar``."""
     opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
     page = opener.open(f"{url}/accounts/login/").read().decode()
     token = page.split('name="csrfmiddlewaretoken" value="', 1)[1].split('"', 1)[0]
@@ -95,8 +94,12 @@ def _load(context, url: str) -> dict[str, float]:  # type: ignore[no-untyped-def
     """Open the page, then scroll each figure into view as soon as the one before is drawn; ms from navigation."""
     page = context.new_page()
     sent = {"static": 0}
-    page.on("response", lambda r: sent.__setitem__("static", sent["static"] + int(r.headers.get("content-length")
-                                                                                 or 0)) if "/static/" in r.url else None)
+
+    def count(response) -> None:  # type: ignore[no-untyped-def]
+        if "/static/" in response.url:
+            sent["static"] += int(response.headers.get("content-length") or 0)
+
+    page.on("response", count)
     page.goto(url, wait_until="load")
     ids = page.evaluate("() => Array.from(document.querySelectorAll(\"[id^='fig-']\")).map((el) => el.id)")
     page.wait_for_function("() => Object.keys(window.__drawn).length > 0", timeout=60000)
@@ -104,9 +107,12 @@ def _load(context, url: str) -> dict[str, float]:  # type: ignore[no-untyped-def
         page.evaluate("(id) => document.getElementById(id).scrollIntoView({block: 'center'})", fig)
         page.wait_for_function("(id) => id in window.__drawn", arg=fig, timeout=60000)
     drawn = page.evaluate("() => window.__drawn")
+    steps = page.evaluate("""() => { const n = performance.getEntriesByType('navigation')[0];
+        const js = performance.getEntriesByName('report-js')[0];
+        return {response: n.responseEnd, parsed: n.domInteractive, script: js ? js.startTime : NaN}; }""")
     page.close()
     return {"first": min(drawn.values()), "last": max(drawn.values()), "figures": len(drawn),
-            "static": sent["static"]}
+            "static": sent["static"], **steps}
 
 
 def main() -> None:
@@ -130,7 +136,8 @@ def main() -> None:
                 if server.poll() is not None:
                     sys.exit("gunicorn exited: " + server.stderr.read().decode()[-2000:])  # type: ignore[union-attr]
                 time.sleep(0.2)
-        opener = _opener(url)
+        jar = http.cookiejar.CookieJar()
+        opener = _opener(url, jar)
         run = _run_id(opener, url)
         page_url = f"{url}/research/runs/{run}/report/"
         cold, html = _get(opener, page_url)
@@ -146,10 +153,7 @@ def main() -> None:
                                         args=["--no-sandbox", "--disable-gpu"])
             context = browser.new_context(viewport={"width": 1280, "height": 900})
             context.add_init_script(WATCH)
-            for cookie in opener.handlers:  # the session cookie for the browser
-                jar = getattr(cookie, "cookiejar", None)
-                if jar is not None:
-                    context.add_cookies([{"name": c.name, "value": c.value or "", "url": url} for c in jar])
+            context.add_cookies([{"name": c.name, "value": c.value or "", "url": url} for c in jar])  # logged in
             browser_cold = _load(context, page_url)
             browser_warm = [_load(context, page_url) for _ in range(max(1, args.repeat // 2))]
             browser.close()
@@ -163,10 +167,14 @@ def main() -> None:
     print(f"HTML sent: {plain_size / 1e6:.2f} MB ({gzip_size / 1e6:.2f} MB gzip); static fetched cold "
           f"{browser_cold['static'] / 1e6:.2f} MB")
     print(f"figures drawn: {int(browser_cold['figures'])}")
-    print(f"cold: first figure {browser_cold['first'] / 1000:.2f} s, last {browser_cold['last'] / 1000:.2f} s")
+    print(f"cold: first figure {browser_cold['first'] / 1000:.2f} s, last {browser_cold['last'] / 1000:.2f} s "
+          f"(HTML received {browser_cold['response'] / 1000:.2f} s, parsed {browser_cold['parsed'] / 1000:.2f} s, "
+          f"report.js started {browser_cold['script'] / 1000:.2f} s)")
     first = statistics.median(b["first"] for b in browser_warm) / 1000
     last = statistics.median(b["last"] for b in browser_warm) / 1000
-    print(f"warm: first figure {first:.2f} s, last {last:.2f} s (median of {len(browser_warm)})")
+    steps = {key: statistics.median(b[key] for b in browser_warm) / 1000 for key in ("response", "parsed", "script")}
+    print(f"warm: first figure {first:.2f} s, last {last:.2f} s (median of {len(browser_warm)}; HTML received "
+          f"{steps['response']:.2f} s, parsed {steps['parsed']:.2f} s, report.js started {steps['script']:.2f} s)")
     print(f"offline HTML: {len(offline) / 1e6:.2f} MB")
 
 

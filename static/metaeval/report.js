@@ -14,6 +14,7 @@
      upright when their drawn labels overlap. */
 (function () {
   "use strict";
+  if (window.performance && performance.mark) { performance.mark("report-js"); }  // benchmarks/report_page_bench.py
   var node = document.getElementById("report-figures");
   if (!node || typeof Plotly === "undefined") { return; }
   var figures = JSON.parse(node.textContent) || {};
