@@ -280,3 +280,27 @@ def test_the_close_pair_buckets_are_a_report_setting_of_the_form(client, study) 
         (0.0, 0.02), (0.02, None)}
     page = client.get(f"/research/runs/{run.pk}/report/").content.decode()
     assert "close-pair buckets from 0, 0.02." in page and 'id="fig-pair-accuracy"' in page
+
+
+def test_the_figures_and_tables_are_built_once_per_report(client, report_run, monkeypatch) -> None:
+    """A report never changes once stored: its figures JSON and tables' HTML are built at the first view and read
+    from the cache after (issue 34); the standalone HTML has its own tables (no links) but the same figures."""
+    from django.core.cache import cache
+
+    from metaeval.core import display
+    from metaeval.core.perseval import figures
+
+    built: list[str] = []
+    real_figures, real_table = figures.figures_json, display.table_view
+    monkeypatch.setattr(figures, "figures_json", lambda report: built.append("figures") or real_figures(report))
+    monkeypatch.setattr(display, "table_view", lambda name, rows: built.append(name) or real_table(name, rows))
+    cache.clear()
+    url = f"/research/runs/{report_run.pk}/report/"
+    pages = [client.get(url).content.decode() for _ in range(3)]
+    assert built.count("figures") == 1 and built.count("scores") == 1
+    assert all(_json_script(page, "report-figures") == _json_script(pages[0], "report-figures") for page in pages)
+    assert len({page.split('id="section-tables"', 1)[1] for page in pages}) == 1
+    standalone = client.get(f"/research/runs/{report_run.pk}/report.html").content.decode()
+    assert built.count("figures") == 1 and built.count("scores") == 2
+    assert "/tables/scores.csv" not in standalone.split('id="section-tables"', 1)[1]
+    assert _json_script(standalone, "report-figures") == _json_script(pages[0], "report-figures")
