@@ -198,6 +198,8 @@ class Report:
     json: dict[str, Any]
     run: dict[str, Any]
     files: dict[str, pd.DataFrame] = field(default_factory=dict)
+    #: the dataset's name (its file's, or the Corpus's source), for the HTML page's header
+    dataset: str = ""
 
     @property
     def scores(self) -> pd.DataFrame:
@@ -228,7 +230,7 @@ class Report:
 
         target = Path(path)
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(standalone_report_html(self.json, self.run), encoding="utf-8")
+        target.write_text(standalone_report_html(self.json, self.run, self.dataset), encoding="utf-8")
         return target
 
 
@@ -264,7 +266,15 @@ def report(dataset: Dataset, ratings: Table | None = None, *, seed: int | None =
         tables={name: _frame(rows, table_columns(rows)) for name, rows in computed.document["tables"].items()},
         json=computed.document, run=computed.run,
         files={name: _frame(rows, columns) for name, (rows, columns) in computed.files.items()},
+        dataset=_dataset_name(dataset),
     )
+
+
+def _dataset_name(dataset: Dataset) -> str:
+    """The dataset's name as the report's header gives it: the file's name, the Corpus's source, or "records"."""
+    if isinstance(dataset, str | os.PathLike):
+        return Path(dataset).name
+    return dataset.source if isinstance(dataset, Corpus) else "records"
 
 
 def pairwise(judgments: Table, *, seed: int | None = None, table: str = "ratings", **options: Any) -> pd.DataFrame:

@@ -21,7 +21,6 @@ from django.views.decorators.http import require_http_methods, require_safe
 
 from config.uploads import LimitedFileField
 from metaeval import selectors, services
-from metaeval.assets import PLOTLY_JS, REPORT_JS
 from metaeval.cli.scoring import REPORT_BETA
 from metaeval.core import display
 from metaeval.core.io.fileio import ImporterError
@@ -398,51 +397,10 @@ def _report_table(pk: int, name: str) -> tuple[MetaevalRun, list[dict]]:
 
 
 def _report_context(run: MetaevalRun, *, standalone: bool) -> dict[str, object]:
-    """The report page's context: the document, each table in words (:func:`metaeval.core.display.table_view`:
-    captions, column headings, one number format), the correlation grid per coefficient with its warnings, and
-    the names and warnings the figures need (``display``, embedded beside the document), the pairwise section
-    when the run had a judgment set (:func:`metaeval.core.display.pairwise_view`), and Table 2's pairwise-accuracy
-    view with its figures built in Python (``figures``: plotly JSON by element id)."""
-    from metaeval.core.perseval.pairs_figures import pair_figures  # plotly: only where a report page is drawn
+    """The report page's context (:func:`metaeval.report_page.report_context`, shared with the offline HTML)."""
+    from metaeval.report_page import report_context
 
-    report = run.report
-    context: dict[str, object] = {
-        "run": run, "report": report, "parameters": report.get("parameters", {}),
-        "tables": [display.table_view(name, rows) for name, rows in report.get("tables", {}).items()],
-        "correlation": display.correlation_view(report), "display": display.figure_texts(report),
-        "pairwise": display.pairwise_view(report), "probes": display.probes_view(report),
-        "edins": display.edins_view(report), "pairs": display.pair_accuracy_view(report),
-        "judge_accuracy": display.judge_accuracy_view(report), "figures": pair_figures(report),
-        "alphas": _alpha_rows(report), "confidence": _percent(report.get("parameters", {}).get("confidence")),
-        "standalone": standalone, "base_template": "research/base.html",
-        "plotly_src": PLOTLY_JS, "report_src": REPORT_JS,
-    }
-    if standalone:
-        context.update(
-            base_template="research/report_standalone_base.html",
-            site_css=selectors.static_text("survey/site.css"),
-            plotly_js=_inline_script(selectors.static_text(PLOTLY_JS)),
-            report_js=_inline_script(selectors.static_text(REPORT_JS)),
-        )
-    return context
-
-
-def _percent(share: object) -> str:
-    """A confidence level as people write it: 0.95 -> "95 %"."""
-    return f"{float(share) * 100:g} %" if isinstance(share, (int, float)) else "–"
-
-
-def _alpha_rows(report: dict) -> list[dict[str, object]]:
-    """The rater section's alphas, formatted as every number of the report is."""
-    rows = (report.get("raters") or {}).get("alphas") or []
-    return [{**row, "alpha_text": "undefined" if row.get("alpha") is None else display.fmt_number(row["alpha"]),
-             "interval": display.MISSING if row.get("low") is None
-             else f"{display.fmt_number(row['low'])} to {display.fmt_number(row.get('high'))}"} for row in rows]
-
-
-def _inline_script(text: str) -> str:
-    """Script text safe inside <script>...</script> (no closing tag can end it early)."""
-    return text.replace("</script", "<\\/script").replace("<!--", "<\\!--")
+    return report_context(run.report, run, standalone=standalone)
 
 
 @researcher_required
@@ -457,8 +415,10 @@ def run_report(request: HttpRequest, pk: int) -> HttpResponse:
 @require_safe
 def run_report_html(request: HttpRequest, pk: int) -> HttpResponse:
     """The same report as one self-contained HTML file: plotly.js, the drawing script and the data inlined."""
+    from metaeval.report_page import standalone_html  # one definition with the notebook API's Report.to_html
+
     run = _report_run(pk)
-    response = render(request, "research/report.html", _report_context(run, standalone=True))
+    response = HttpResponse(standalone_html(run.report, run, request))
     response["Content-Disposition"] = f'attachment; filename="run-{run.pk}-report.html"'
     return response
 

@@ -1,0 +1,155 @@
+"""The report page (``research/report.html``): its context and its self-contained offline rendering, one definition
+for the platform's views (``metaeval.views.run_report`` and the "Download the report (HTML)" view) and the
+notebook API's :meth:`metaeval.api.Report.to_html`.
+
+Django is imported inside the functions only: :func:`standalone_report_html` configures a minimal Django in-process
+(templates and static files of this checkout, no database) when no settings are configured, so a notebook needs no
+platform set-up; under the platform's settings (``DJANGO_SETTINGS_MODULE``) it renders with those.
+"""
+from __future__ import annotations
+
+import datetime
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from metaeval.assets import PLOTLY_FIX, PLOTLY_JS, REPORT_JS
+
+__all__ = ["ReportHeader", "report_context", "standalone_html", "standalone_report_html", "static_text"]
+
+#: the checkout's folders the page is rendered from (the platform's settings name the same ones)
+CHECKOUT = Path(__file__).resolve().parent.parent
+TEMPLATES_DIR = CHECKOUT / "templates"
+STATIC_DIR = CHECKOUT / "static"
+TEMPLATE = "research/report.html"
+
+
+@dataclass
+class ReportHeader:
+    """What the page's header says about the run, for a report made outside the platform (the notebook API): the
+    fields the template reads from a ``MetaevalRun``."""
+
+    dataset_name: str = ""
+    data_hash: str = ""
+    versions: dict[str, str] = field(default_factory=dict)
+    measure_models: dict[str, str] = field(default_factory=dict)
+    unavailable: dict[str, str] = field(default_factory=dict)
+    finished_at: datetime.datetime = field(default_factory=lambda: datetime.datetime.now(datetime.UTC))
+    pk: int | None = None
+    study: None = None
+    judgment_set: None = None
+
+    @property
+    def dataset(self) -> Mapping[str, str]:
+        return {"name": self.dataset_name}
+
+
+def static_text(path: str) -> str:
+    """The text of a static file (for inlining into a self-contained download); a missing vendored file says how
+    to get it."""
+    from django.contrib.staticfiles import finders
+
+    found = finders.find(path)
+    if not found:
+        raise FileNotFoundError(f"static file {path} is missing. {PLOTLY_FIX}" if path == PLOTLY_JS
+                                else f"static file {path} is missing")
+    with open(found, encoding="utf-8") as handle:
+        return handle.read()
+
+
+def _percent(share: object) -> str:
+    """A confidence level as people write it: 0.95 -> "95 %"."""
+    return f"{float(share) * 100:g} %" if isinstance(share, (int, float)) else "–"
+
+
+def _alpha_rows(report: Mapping[str, Any]) -> list[dict[str, object]]:
+    """The rater section's alphas, formatted as every number of the report is."""
+    from metaeval.core import display
+
+    rows = (report.get("raters") or {}).get("alphas") or []
+    return [{**row, "alpha_text": "undefined" if row.get("alpha") is None else display.fmt_number(row["alpha"]),
+             "interval": display.MISSING if row.get("low") is None
+             else f"{display.fmt_number(row['low'])} to {display.fmt_number(row.get('high'))}"} for row in rows]
+
+
+def _inline_script(text: str) -> str:
+    """Script text safe inside <script>...</script> (no closing tag can end it early)."""
+    return text.replace("</script", "<\\/script").replace("<!--", "<\\!--")
+
+
+def report_context(report: Mapping[str, Any], run: Any, *, standalone: bool) -> dict[str, object]:
+    """The report page's context: the document, each table in words (:func:`metaeval.core.display.table_view`:
+    captions, column headings, one number format), the correlation grid per coefficient with its warnings, and
+    the names and warnings the figures need (``display``, embedded beside the document), the pairwise section
+    when the run had a judgment set (:func:`metaeval.core.display.pairwise_view`), and Table 2's pairwise-accuracy
+    view with its figures built in Python (``figures``: plotly JSON by element id). ``run``: the ``MetaevalRun``
+    (or a :class:`ReportHeader`) the header describes; ``standalone``: inline the scripts and the style sheet."""
+    from metaeval.core import display
+    from metaeval.core.perseval.pairs_figures import pair_figures  # plotly: only where a report page is drawn
+
+    context: dict[str, object] = {
+        "run": run, "report": report, "parameters": report.get("parameters", {}),
+        "tables": [display.table_view(name, rows) for name, rows in report.get("tables", {}).items()],
+        "correlation": display.correlation_view(report), "display": display.figure_texts(report),
+        "pairwise": display.pairwise_view(report), "probes": display.probes_view(report),
+        "edins": display.edins_view(report), "pairs": display.pair_accuracy_view(report),
+        "judge_accuracy": display.judge_accuracy_view(report), "figures": pair_figures(report),
+        "alphas": _alpha_rows(report), "confidence": _percent(report.get("parameters", {}).get("confidence")),
+        "standalone": standalone, "base_template": "research/base.html",
+        "plotly_src": PLOTLY_JS, "report_src": REPORT_JS,
+    }
+    if standalone:
+        context.update(
+            base_template="research/report_standalone_base.html",
+            site_css=static_text("survey/site.css"),
+            plotly_js=_inline_script(static_text(PLOTLY_JS)),
+            report_js=_inline_script(static_text(REPORT_JS)),
+        )
+    return context
+
+
+def standalone_html(report: Mapping[str, Any], run: Any, request: Any = None) -> str:
+    """The self-contained report page (plotly.js, the drawing script, the style sheet and the data inlined; works
+    offline): what the platform's download sends (with its ``request``: the CSP nonce) and ``Report.to_html``
+    writes."""
+    from django.template.loader import render_to_string
+
+    return render_to_string(TEMPLATE, report_context(report, run, standalone=True), request=request)
+
+
+def _configure_django() -> None:
+    """A minimal in-process Django (templates and static files of the checkout, no database, no apps of ours)
+    unless settings are configured or named by ``DJANGO_SETTINGS_MODULE``."""
+    import django
+    from django.apps import apps
+    from django.conf import settings
+
+    if not settings.configured and not os.environ.get("DJANGO_SETTINGS_MODULE"):
+        if not (TEMPLATES_DIR / TEMPLATE).is_file():
+            raise FileNotFoundError(
+                f"Report.to_html renders the platform's template {TEMPLATE}, which is in the repository's templates/ "
+                f"folder, not in the installed package (looked in {TEMPLATES_DIR}): install from a clone with "
+                "pip install -e '.[html]'")
+        settings.configure(
+            DEBUG=False, USE_TZ=True, TIME_ZONE="UTC",
+            INSTALLED_APPS=["django.contrib.staticfiles"],
+            TEMPLATES=[{"BACKEND": "django.template.backends.django.DjangoTemplates", "DIRS": [TEMPLATES_DIR]}],
+            STATIC_URL="static/", STATICFILES_DIRS=[STATIC_DIR],
+            STATICFILES_FINDERS=["django.contrib.staticfiles.finders.FileSystemFinder",
+                                 "metaeval.static_finders.PlotlyFinder"],
+        )
+    if not apps.ready:
+        django.setup()
+
+
+def standalone_report_html(report: Mapping[str, Any], run: Mapping[str, Any] | None = None,
+                           dataset_name: str = "") -> str:
+    """:func:`standalone_html` for a report made outside the platform: ``report`` is ``report.json``'s document,
+    ``run`` ``run.json``'s (versions, models, unavailable measures for the header)."""
+    _configure_django()
+    run = run or {}
+    header = ReportHeader(dataset_name=dataset_name, versions=dict(run.get("versions") or {}),
+                          measure_models=dict(run.get("models") or {}), unavailable=dict(run.get("unavailable") or {}))
+    return standalone_html(report, header)
