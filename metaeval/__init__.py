@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__version__ = "0.30.0"
+from metaeval._version import __version__
 
 #: the notebook API's names, imported from :mod:`metaeval.api` on first use
 API = ("score", "correlate", "report", "pairwise", "edins", "probes", "Report")
