@@ -208,14 +208,12 @@ class Report:
 
     @property
     def figures(self) -> dict[str, go.Figure]:
-        """Every figure of the report page, by name (plotly ``Figure`` objects; one definition with the page)."""
-        try:
-            from metaeval.core.perseval.figures import report_figures  # type: ignore[import-not-found, unused-ignore]
-        except ImportError as exc:
-            raise ImportError("Report.figures needs metaeval.core.perseval.figures (the report's figures built in "
-                              f"Python, issue 30 item 3), which this version lacks ({exc})") from exc
-        figures: dict[str, go.Figure] = report_figures(self.json)
-        return figures
+        """Every figure of the report page by its element id (plotly ``Figure`` objects, from the one definition the
+        page and the offline HTML use: :func:`metaeval.core.perseval.figures.report_figures`); ``id@option`` for
+        each option of a figure the page switches (``fig-heatmap@kendall``)."""
+        from metaeval.core.perseval.figures import report_figures
+
+        return report_figures(self.json)
 
     def to_html(self, path: str | os.PathLike[str]) -> Path:
         """Write the report as one self-contained HTML file (plotly.js, the drawing script and the data inside;
@@ -252,6 +250,8 @@ def report(dataset: Dataset, ratings: Table | None = None, *, seed: int | None =
     (7, True)
     >>> list(rep.files)
     ['scores', 'correlations', 'documents', 'readers']
+    >>> rep.figures["fig-leaderboard"].layout.title.text is not None
+    True
     """
     from metaeval.cli.report import run_report
 

@@ -9,8 +9,10 @@ platform set-up; under the platform's settings (``DJANGO_SETTINGS_MODULE``) it r
 from __future__ import annotations
 
 import datetime
+import hashlib
+import json
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -79,23 +81,75 @@ def _inline_script(text: str) -> str:
     return text.replace("</script", "<\\/script").replace("<!--", "<\\!--")
 
 
-def report_context(report: Mapping[str, Any], run: Any, *, standalone: bool) -> dict[str, object]:
-    """The report page's context: the document, each table in words (:func:`metaeval.core.display.table_view`:
-    captions, column headings, one number format), the correlation grid per coefficient with its warnings, and
-    the names and warnings the figures need (``display``, embedded beside the document), the pairwise section
-    when the run had a judgment set (:func:`metaeval.core.display.pairwise_view`), and Table 2's pairwise-accuracy
-    view with its figures built in Python (``figures``: plotly JSON by element id). ``run``: the ``MetaevalRun``
-    (or a :class:`ReportHeader`) the header describes; ``standalone``: inline the scripts and the style sheet."""
-    from metaeval.core import display
-    from metaeval.core.perseval.pairs_figures import pair_figures  # plotly: only where a report page is drawn
+def _report_key(report: Mapping[str, Any], run: Any) -> str:
+    """The cache key of what a stored report's page shows: the run and a digest of its report (a report never
+    changes once stored; the digest keeps a database that reuses a run's id from reading another's, and tells
+    apart the reports of the notebook API, which have no run id)."""
+    digest = hashlib.blake2b(json.dumps(report, separators=(",", ":")).encode(), digest_size=16).hexdigest()
+    return f"{getattr(run, 'pk', None)}:{digest}"
 
+
+def _cached(key: str, build: Callable[[], str]) -> str:
+    from django.core.cache import cache
+
+    text = cache.get(key)
+    if text is None:
+        text = build()
+        cache.set(key, text, timeout=REPORT_CACHE_SECONDS)
+    return str(text)
+
+
+#: how long a report's built figures and tables stay in the cache (they never change; the bound only frees memory)
+REPORT_CACHE_SECONDS = 7 * 24 * 3600
+
+
+def _report_figures(report: Mapping[str, Any], key: str) -> str:
+    """The report's figures as the page embeds them (:func:`metaeval.core.perseval.figures.figures_json`), built once
+    per stored report and figures' version, then read from the cache."""
+    from metaeval.core.perseval.figures import FIGURES_VERSION, figures_json  # plotly: only where a report is drawn
+
+    return _cached(f"metaeval:report-figures:{FIGURES_VERSION}:{key}", lambda: figures_json(report))
+
+
+def _report_tables(report: Mapping[str, Any], run: Any, key: str, *, standalone: bool) -> str:
+    """Every report table in words (:func:`metaeval.core.display.table_view`: captions, column headings, one number
+    format) as the page's HTML, rendered once per stored report (tens of thousands of cells), then cached."""
+    from django.template.loader import render_to_string
+
+    from metaeval.core import display
+
+    def build() -> str:
+        tables = [display.table_view(name, rows) for name, rows in report.get("tables", {}).items()]
+        return render_to_string("research/report_tables.html", {"tables": tables, "run": run,
+                                                                "standalone": standalone})
+
+    return _cached(f"metaeval:report-tables:{TABLES_VERSION}:{int(standalone)}:{key}", build)
+
+
+#: bump when the tables' HTML (report_tables.html, display.table_view) changes: the cache is keyed by it
+TABLES_VERSION = 1
+
+
+def report_context(report: Mapping[str, Any], run: Any, *, standalone: bool) -> dict[str, object]:
+    """The report page's context: the document, the tables' HTML (:func:`_report_tables`), the correlation grid per
+    coefficient with its warnings, the pairwise section when the run had a judgment set
+    (:func:`metaeval.core.display.pairwise_view`), Table 2's pairwise-accuracy view, and every figure built in Python
+    (``figures``: compact plotly JSON by element id, see :func:`_report_figures`), which ``report.js`` draws as the
+    reader reaches it. Both cached strings are our own markup and JSON with ``<``, ``>``, ``&`` escaped. ``run``: the
+    ``MetaevalRun`` (or a :class:`ReportHeader`) the header describes; ``standalone``: inline the scripts and the
+    style sheet."""
+    from django.utils.safestring import mark_safe
+
+    from metaeval.core import display
+
+    key = _report_key(report, run)
     context: dict[str, object] = {
         "run": run, "report": report, "parameters": report.get("parameters", {}),
-        "tables": [display.table_view(name, rows) for name, rows in report.get("tables", {}).items()],
+        "tables_html": mark_safe(_report_tables(report, run, key, standalone=standalone)),
         "correlation": display.correlation_view(report), "display": display.figure_texts(report),
         "pairwise": display.pairwise_view(report), "probes": display.probes_view(report),
         "edins": display.edins_view(report), "pairs": display.pair_accuracy_view(report),
-        "judge_accuracy": display.judge_accuracy_view(report), "figures": pair_figures(report),
+        "judge_accuracy": display.judge_accuracy_view(report), "figures": mark_safe(_report_figures(report, key)),
         "alphas": _alpha_rows(report), "confidence": _percent(report.get("parameters", {}).get("confidence")),
         "standalone": standalone, "base_template": "research/base.html",
         "plotly_src": PLOTLY_JS, "report_src": REPORT_JS,

@@ -35,3 +35,10 @@ def browser():
             # Queries made while Playwright's sync API is active run in another context and so on
             # their own connection; close them, or PostgreSQL refuses to drop the test database.
             connections.close_all()
+
+
+def wait_drawn(page, figure: str, timeout: int = 20000) -> None:
+    """Scroll the report figure ``figure`` (an element id) into view and wait until plotly has drawn it: the report
+    page draws a figure when the reader reaches it (static/metaeval/report.js)."""
+    page.locator(f"#{figure}").scroll_into_view_if_needed()
+    page.wait_for_selector(f"#{figure} .main-svg", timeout=timeout)

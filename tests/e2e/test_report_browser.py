@@ -13,7 +13,7 @@ from django.core.management import call_command
 
 from metaeval.core import display
 from metaeval.models import MetaevalRun
-from tests.e2e.conftest import SHOTS
+from tests.e2e.conftest import SHOTS, wait_drawn
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 RESEARCHER_PASSWORD = "report-browser-pass-1"
@@ -54,7 +54,7 @@ def test_report_figures_render_online_and_offline(live_server, browser, tmp_path
             if "Content Security Policy" in message.text else None)
     _log_in(page, live_server, f"/research/runs/{run.pk}/report/")
     for figure in FIGURES:
-        page.wait_for_selector(f"#{figure} .main-svg", timeout=20000)
+        wait_drawn(page, figure)
         assert page.locator(f"#{figure} .main-svg").count() > 0, figure
         page.locator(f"#{figure}").screenshot(path=str(SHOTS / f"report-{figure}.png"))
     assert outside == []  # plotly.js and the script come from our static files
@@ -80,7 +80,7 @@ def test_report_figures_render_online_and_offline(live_server, browser, tmp_path
                if not request.url.startswith(("file:", "data:")) else None)
     offline.goto(standalone.as_uri())
     for figure in FIGURES:
-        offline.wait_for_selector(f"#{figure} .main-svg", timeout=20000)
+        wait_drawn(offline, figure)
     assert offline.locator("#alphas tbody tr").count() == 3
     offline.click("#method-switch label:has-text('Kendall')")  # the coefficient switch works offline too
     offline.wait_for_function("() => document.getElementById('fig-heatmap').layout.title.text.includes('Kendall')")
@@ -118,7 +118,7 @@ def test_report_figures_are_readable(live_server, browser, tmp_path, monkeypatch
     page.on("pageerror", lambda error: errors.append(str(error)))
     _log_in(page, live_server, f"/research/runs/{run.pk}/report/")
     for figure in FIGURES:
-        page.wait_for_selector(f"#{figure} .main-svg", timeout=20000)
+        wait_drawn(page, figure)
 
     systems_visible(page, run)
     # the heatmap's measure names too (a long HJ name was once cut off on the left)
@@ -135,13 +135,17 @@ def test_report_figures_are_readable(live_server, browser, tmp_path, monkeypatch
         how = page.locator(f"#{figure} ~ p.how").first
         assert how.is_visible() and how.inner_text().startswith("How to read this:"), figure
 
-    # the figures' numbers are the tables' numbers: the script formats as metaeval.core.display does
-    values = [0.5474555235729122, 2.963e-12, -1.1856875013260826e-05, 0.0, 1.0, 0.03125, -0.03125, 0.99995, -0.1177,
-              12345.678912, 5e-05, 0.00015, None]
-    assert page.evaluate("(vs) => vs.map((v) => window.PerSEvalReport.fmt(v))", values) == [
-        display.fmt_number(v) for v in values]
-    ps = [1.5930994521720158e-19, 0.0005, 0.001, 0.0425, 0.7623762376237624, 1.0, None]
-    assert page.evaluate("(ps) => ps.map((p) => window.PerSEvalReport.fmtP(p))", ps) == [display.fmt_p(p) for p in ps]
+    # the figures' numbers are the tables' numbers: built with metaeval.core.display's formatter (no second one in
+    # the script), the drawn hover texts are the formatter's on the report's values
+    board = {(r["system"], r["measure"]): r for r in run.report["leaderboard"]}
+    for trace in page.evaluate("() => document.getElementById('fig-leaderboard').data"):
+        measure = next(m for m in {r["measure"] for r in run.report["leaderboard"]}
+                       if display.measure_name(m) == trace["name"])
+        for (system, value, low, high), x in zip(trace["customdata"], trace["x"], strict=True):
+            row = board[(system, measure)]
+            assert x == row["value"] and [value, low, high] == [display.fmt_number(row[k]) for k in
+                                                                ("value", "low", "high")]
+    assert page.evaluate("() => typeof window.PerSEvalReport.select") == "function"
 
     # the grid: Pearson first, with the warnings the numbers call for
     view = display.correlation_view(run.report)
@@ -175,7 +179,7 @@ def test_report_figures_are_readable(live_server, browser, tmp_path, monkeypatch
     # on a phone too: the names stay whole, the legend moves under the plot
     page.set_viewport_size({"width": 390, "height": 844})
     page.reload()
-    page.wait_for_selector("#fig-leaderboard .main-svg", timeout=20000)
+    wait_drawn(page, "fig-leaderboard")
     systems_visible(page, run)
     page.locator("#fig-leaderboard").screenshot(path=str(SHOTS / "report-fig-leaderboard-phone.png"))
     assert errors == []
@@ -196,3 +200,44 @@ def systems_visible(page, run: MetaevalRun) -> None:
     ordered = sorted(labels, key=lambda label: label["box"][1])
     for upper, lower in zip(ordered, ordered[1:], strict=False):
         assert lower["box"][1] >= upper["box"][3] - 0.5, (upper, lower)  # no label over another
+
+
+def test_report_figures_are_drawn_as_the_reader_reaches_them(live_server, browser, tmp_path, monkeypatch):
+    """The page draws the figure at the top at once and the others when they come near the window: scrolled to, by
+    the keyboard (End, or focus moving into a section), and a switch redraws only what has been drawn."""
+    run = _demo_report(tmp_path, monkeypatch)
+    context = browser.new_context(viewport={"width": 1280, "height": 700})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    _log_in(page, live_server, f"/research/runs/{run.pk}/report/")
+    page.wait_for_selector("#fig-leaderboard .main-svg", timeout=20000)
+    page.wait_for_timeout(500)
+    undrawn = page.evaluate("(ids) => ids.filter((id) => !document.querySelector('#' + id + ' .main-svg'))",
+                            list(FIGURES))
+    assert "fig-raters" in undrawn and "fig-stability" in undrawn, undrawn  # far below the first screen
+    # the keyboard: focus moving into the correlation section (the coefficient switch) draws its heatmap
+    page.focus("#method-switch input[value=pearson]")
+    page.wait_for_selector("#fig-heatmap .main-svg", timeout=20000)
+    heatmap = page.evaluate("() => document.getElementById('fig-heatmap').data[0].z")
+    assert heatmap == _grid(run, "pearson")
+    page.keyboard.press("ArrowRight")  # the next coefficient, by the keyboard
+    page.wait_for_function("() => document.getElementById('fig-heatmap').layout.title.text.includes('Spearman')")
+    assert page.evaluate("() => document.getElementById('fig-heatmap').data[0].z") == _grid(run, "spearman")
+    # End, then Page Up until the rater section (above the tables) is on the screen: its figure drawn, with its data
+    page.evaluate("() => document.activeElement.blur()")
+    page.keyboard.press("End")
+    for _ in range(60):
+        if page.locator("#fig-raters .main-svg").count():
+            break
+        page.keyboard.press("PageUp")
+        page.wait_for_timeout(150)
+    page.wait_for_selector("#fig-raters .main-svg", timeout=20000)
+    raters = page.evaluate("() => document.getElementById('fig-raters').data.map((t) => t.y)")
+    per_rater = run.report["raters"]["per_rater"]
+    assert raters == [[r["agreement"] for r in per_rater], [r["alpha_without"] for r in per_rater]]
+    # what was drawn before the switch follows it once drawn (the beta curves, of the chosen coefficient)
+    wait_drawn(page, "fig-beta")
+    assert "Spearman" in page.evaluate("() => document.getElementById('fig-beta').layout.title.text")
+    assert errors == []
+    context.close()

@@ -13,6 +13,7 @@ from metaeval import services
 from metaeval.core.perseval.pipeline import RunOptions
 from metaeval.models import MetaevalRun
 from tests.conftest import build_dataset, build_study
+from tests.e2e.conftest import wait_drawn
 from tests.metaeval.test_views_runs import rate_all
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
@@ -76,7 +77,7 @@ def test_html_in_names_shows_as_text_in_every_figure(live_server, browser, tmp_p
     page.fill("input[name=password]", PASSWORD)
     page.click("button[type=submit]")
     for figure in FIGURES:
-        page.wait_for_selector(f"#{figure} .main-svg", timeout=20000)
+        wait_drawn(page, figure)
     assert errors == []
     # no link, bold or italic element anywhere in a figure's drawing
     assert page.locator(".js-plotly-plot svg a").count() == 0

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from metaeval.core import display
-from tests.e2e.conftest import SHOTS
+from tests.e2e.conftest import SHOTS, wait_drawn
 from tests.e2e.test_report_browser import _demo_report, _log_in
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
@@ -42,7 +42,7 @@ def _check_view(page, report: dict) -> None:
         display.bucket_name(r["bucket_low"], r["bucket_high"]), fmt(r["pairs"]), fmt(r["accuracy"]),
         fmt(r["acc_eq"]), fmt(r["pearson"]), fmt(r["spearman"]), fmt(r["kendall"])] for r in tables["close_pairs"]]
     for figure in ("fig-pair-accuracy", "fig-close-pairs"):
-        page.wait_for_selector(f"#{figure} .main-svg", timeout=20000)
+        wait_drawn(page, figure)
         for axis in ("xtitle", "ytitle"):
             assert page.text_content(f"#{figure} .{axis}").strip(), (figure, axis)
     drawn = page.evaluate("() => document.getElementById('fig-pair-accuracy').data.map((t) => ({name: t.name, "

@@ -15,7 +15,7 @@ from metaeval.core import display
 from metaeval.core.perseval.pipeline import RunOptions
 from metaeval.models import MetaevalRun
 from survey.models import Dataset, Study
-from tests.e2e.conftest import SHOTS
+from tests.e2e.conftest import SHOTS, wait_drawn
 from tests.e2e.test_report_browser import RESEARCHER_PASSWORD, _boxes, _log_in
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
@@ -78,7 +78,7 @@ def test_pairwise_figures_render_and_follow_the_criterion(live_server, browser, 
     page.on("pageerror", lambda error: errors.append(str(error)))
     _log_in(page, live_server, f"/research/runs/{run.pk}/report/")
     for figure in FIGURES:
-        page.wait_for_selector(f"#{figure}.js-plotly-plot .main-svg", timeout=20000)
+        wait_drawn(page, figure)
         for axis in ("xtitle", "ytitle"):
             titles = [t["text"].strip() for t in _boxes(page, f"#{figure} .{axis}")]
             assert titles and all(titles), (figure, axis)
@@ -206,7 +206,7 @@ def test_the_heatmap_opponent_labels_never_overlap(live_server, browser, tmp_pat
         errors: list[str] = []
         page.on("pageerror", lambda error, errors=errors: errors.append(str(error)))
         _log_in(page, live_server, f"/research/runs/{run.pk}/report/")
-        page.wait_for_selector("#fig-pairwise-heatmap .main-svg", timeout=20000)
+        wait_drawn(page, "fig-pairwise-heatmap")
         labels_apart(page, width)
         if width == 1360:  # narrowed afterwards: the labels are fitted again
             page.set_viewport_size({"width": 700, "height": 900})

@@ -6,7 +6,7 @@ import pytest
 from playwright.sync_api import expect
 
 from metaeval.models import MetaevalRun
-from tests.e2e.conftest import SHOTS
+from tests.e2e.conftest import SHOTS, wait_drawn
 from tests.metaeval.test_views_report_probes import styled_run  # noqa: F401 (fixture)
 from tests.metaeval.test_views_runs import isolated  # noqa: F401 (fixture)
 
@@ -25,7 +25,7 @@ def test_the_probe_grid_is_drawn(live_server, browser, styled_run: MetaevalRun):
     page.fill("input[name=username]", "prober")
     page.fill("input[name=password]", "prober-pass-123")
     page.click("button[type=submit]")
-    page.wait_for_selector("#fig-probes-grid .main-svg", timeout=20000)
+    wait_drawn(page, "fig-probes-grid")
     section = styled_run.report["probes"]
     ticks = page.evaluate("""() => ['x', 'y'].map((axis) => Array.from(document.querySelectorAll(
         `#fig-probes-grid .${axis}axislayer-above .${axis}tick text`)).map((el) => el.textContent))""")

@@ -9,6 +9,7 @@ from metaeval.core.perseval.pipeline import RunOptions
 from metaeval.models import MetaevalRun
 from survey.research_views import RESEARCHER_GROUP
 from tests.conftest import build_dataset
+from tests.e2e.conftest import wait_drawn
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -72,5 +73,5 @@ def test_a_full_report_started_from_the_run_form(live_server, browser, monkeypat
     assert run.kind == "report" and run.status == "done" and run.seed == 5
     assert run.report["parameters"]["n_boot"] == 30
     page.click("#open-report")
-    page.wait_for_selector("#fig-leaderboard .main-svg", timeout=20000)
+    wait_drawn(page, "fig-leaderboard")
     assert page.url.endswith(f"/research/runs/{run.pk}/report/")

@@ -112,6 +112,17 @@ def test_report_equals_the_command(cli_report: Path, api_report: metaeval.Report
     assert api_report.scores is api_report.files["scores"]
 
 
+def test_report_figures_are_the_pages(api_report: metaeval.Report) -> None:
+    from metaeval.core.perseval.figures import figures_json, report_figures
+
+    figures = api_report.figures
+    assert {"fig-leaderboard", "fig-heatmap", "fig-beta", "fig-stability", "fig-raters"} <= set(figures)
+    assert all(type(figure).__name__ == "Figure" for figure in figures.values())
+    assert set(figures) == set(report_figures(api_report.json))
+    page = json.loads(figures_json(api_report.json))  # what the report page embeds
+    assert page["fig-leaderboard"] == json.loads(figures["fig-leaderboard"].to_json())
+
+
 def test_report_in_memory_inputs_give_the_same_tables(api_report: metaeval.Report) -> None:
     again = metaeval.report(load_corpus(DATASET), ratings=pd.read_csv(RATINGS), measures="rouge_l,jsd", aux="rouge_l",
                             seed=7, n_boot=60, n_permutations=60, stability_samples=6, no_cache=True)

@@ -12,6 +12,7 @@ from django.test import Client
 
 from metaeval import services
 from metaeval.assets import PLOTLY_JS, REPORT_JS
+from metaeval.core.perseval.figures import figures_json, report_figures
 from metaeval.core.perseval.measure import Params
 from metaeval.core.perseval.pipeline import RunOptions
 from metaeval.models import MetaevalRun
@@ -73,7 +74,7 @@ def test_report_page_has_every_figure_and_table(client, report_run) -> None:
     for figure in ("fig-leaderboard", "fig-heatmap", "fig-beta", "fig-stability", "fig-raters"):
         assert f'id="{figure}"' in html
     assert f"/static/{PLOTLY_JS}" in html and f"/static/{REPORT_JS}" in html
-    assert 'id="report-data"' in html and "cdn" not in html.lower()
+    assert 'id="report-figures"' in html and 'id="report-data"' not in html and "cdn" not in html.lower()
     for name in report_run.report["tables"]:
         assert f"/research/runs/{report_run.pk}/tables/{name}.csv" in html
         assert f"/research/runs/{report_run.pk}/tables/{name}.json" in html
@@ -84,9 +85,10 @@ def test_standalone_html_inlines_plotly_and_the_data(client, report_run) -> None
     html = response.content.decode()
     assert response.status_code == 200 and "attachment" in response["Content-Disposition"]
     assert "<script src=" not in html and "<link" not in html  # nothing to fetch
-    assert "Plotly" in html and 'id="report-data"' in html and len(html) > 1_000_000
-    data = html.split('<script id="report-data" type="application/json">', 1)[1].split("</script>", 1)[0]
-    assert json.loads(data)["parameters"]["seed"] == 5
+    assert "Plotly" in html and 'id="report-figures"' in html and len(html) > 1_000_000
+    data = html.split('<script id="report-figures" type="application/json">', 1)[1].split("</script>", 1)[0]
+    built = report_figures(report_run.report)
+    assert json.loads(data)["fig-leaderboard"] == json.loads(built["fig-leaderboard"].to_json())
 
 
 def test_json_and_csv_downloads(client, report_run) -> None:
@@ -192,7 +194,8 @@ def test_report_page_reads_in_words_and_one_number_format(client, report_run) ->
             p_cells += [v.strip() for k, v in zip(keys, values, strict=False) if display.is_p_column(k)]
     assert p_cells and all(re.fullmatch(r"&lt; 0\.001|[01]\.\d{3}|–", c) for c in p_cells), p_cells
     assert html.count("How to read this:") == 8  # the pairwise-accuracy view's reading note and close pairs
-    assert _json_script(html, "report-data") == report_run.report
+    # the page's figures: every figure of metaeval.core.perseval.figures, the repeated plain ids left out
+    assert _json_script(html, "report-figures") == json.loads(figures_json(report_run.report))
 
 
 def test_correlations_have_a_coefficient_switch_and_their_warnings(client, report_run) -> None:
@@ -211,12 +214,16 @@ def test_correlations_have_a_coefficient_switch_and_their_warnings(client, repor
         assert (' hidden' in html.split(f'id="corr-grid-{method}"', 1)[1][:20]) is (method != "pearson")
         for text in entry["warnings"]:
             assert escape(text) in html
-    words = _json_script(html, "report-display")
-    assert words["method"] == "pearson" and words["few_systems"] == display.FEW_SYSTEMS
-    assert words["warnings"] == {entry["method"]: entry["warnings"] for entry in view["methods"]}
-    assert words["measures"]["hj:rouge_l"] == "HJ (ROUGE-L)"
+    figures = _json_script(html, "report-figures")
+    assert isinstance(figures, dict) and "fig-heatmap" not in figures  # one figure per coefficient
+    for entry in view["methods"]:
+        heatmap = figures[f"fig-heatmap@{entry['method']}"]
+        assert heatmap["layout"]["title"]["text"].endswith(entry["name"])
+        flagged = {key for key, flags in entry["flags"].items() if flags}
+        assert sum("⚠" in cell for row in heatmap["data"][0]["text"] for cell in row) == len(flagged)
+        assert "HJ (ROUGE-L)" in heatmap["data"][0]["y"]
     standalone = client.get(f"/research/runs/{report_run.pk}/report.html").content.decode()
-    assert _json_script(standalone, "report-display") == words
+    assert _json_script(standalone, "report-figures") == figures
 
 
 def test_few_systems_and_degenerate_correlations_are_flagged_on_the_page(client, report_run) -> None:

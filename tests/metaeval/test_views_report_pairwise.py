@@ -138,10 +138,12 @@ def test_every_criterion_has_its_win_tie_loss_table_and_a_radio(client, pairwise
                 "win", "tie", "loss", "cases", "wins", "ties", "losses"))]
             assert abs(sum(float(cell) for cell in cells[2:5]) - 100) < 0.001
             assert int(cells[5]) == int(cells[6]) + int(cells[7]) + int(cells[8])
-    words = json.loads(_page(client, pairwise_run).split('<script id="report-display" type="application/json">', 1)[1]
-                       .split("</script>", 1)[0])
-    assert words["pairwise"] == {"criterion": "overall", "criteria": {
-        "personal_fit": "Personal fit", "quality": "Quality", "overall": "Overall (all criteria)"}}
+    figures = json.loads(_page(client, pairwise_run).split('<script id="report-figures" type="application/json">', 1)[1]
+                         .split("</script>", 1)[0])
+    for criterion, name in (("personal_fit", "Personal fit"), ("quality", "Quality"),
+                            ("overall", "Overall (all criteria)")):
+        for figure in ("forest", "heatmap", "consistency"):
+            assert figures[f"fig-pairwise-{figure}@{criterion}"]["layout"]["title"]["text"].endswith(f"· {name}")
 
 
 def test_headings_in_words_and_one_number_format(client, pairwise_run) -> None:
@@ -193,5 +195,7 @@ def test_the_downloaded_html_report_has_the_section(client, pairwise_run) -> Non
     assert "<strong>prefs-pilot</strong>" in section and 'id="criterion-switch"' in section
     assert section.count('class="scroll pairwise-wtl"') == 3
     assert "selectCriterion" in html  # the drawing script, inlined
-    data = html.split('<script id="report-data" type="application/json">', 1)[1].split("</script>", 1)[0]
-    assert json.loads(data)["pairwise"] == pairwise_run.report["pairwise"]
+    data = json.loads(html.split('<script id="report-figures" type="application/json">', 1)[1].split("</script>", 1)[0])
+    ratings = [r for r in pairwise_run.report["pairwise"]["ratings"] if r["criterion"] == "overall"]
+    forest = data["fig-pairwise-forest@overall"]["data"]
+    assert sorted(forest[1]["x"]) == sorted(r["bt"] for r in ratings)  # Bradley-Terry, best first
