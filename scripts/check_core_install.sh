@@ -73,6 +73,7 @@ for path in tables:
 for name, frame in report.files.items():
     same(frame, work / "cli-report" / f"{name}.csv")
 same(metaeval.edins(dataset), work / "cli-edins.csv")
+assert "fig-leaderboard" in report.figures  # plotly figures, from the core alone
 assert "django" not in sys.modules and "torch" not in sys.modules
 print(f"check-core: metaeval.score, metaeval.report ({len(tables)} tables) and metaeval.edins equal the command "
       "line's CSVs, without Django or torch")
