@@ -2,9 +2,12 @@
 for the platform's views (``metaeval.views.run_report`` and the "Download the report (HTML)" view) and the
 notebook API's :meth:`metaeval.api.Report.to_html`.
 
-Django is imported inside the functions only: :func:`standalone_report_html` configures a minimal Django in-process
-(templates and static files of this checkout, no database) when no settings are configured, so a notebook needs no
-platform set-up; under the platform's settings (``DJANGO_SETTINGS_MODULE``) it renders with those.
+The page's template (``metaeval/templates/research/``) and what it inlines (``metaeval/static/``: the drawing script
+and the site's style sheet; plotly.js from the ``plotly`` package) ship inside the package, so a ``pip install
+'metaeval[html]'`` renders it without the repository. Django is imported inside the functions only:
+:func:`standalone_report_html` configures a minimal Django in-process (these templates and static files, no
+database) when no settings are configured; under the platform's settings (``DJANGO_SETTINGS_MODULE``) it renders
+with those, which find the same files (the metaeval app's folders).
 """
 from __future__ import annotations
 
@@ -21,10 +24,10 @@ from metaeval.assets import PLOTLY_FIX, PLOTLY_JS, REPORT_JS
 
 __all__ = ["ReportHeader", "report_context", "standalone_html", "standalone_report_html", "static_text"]
 
-#: the checkout's folders the page is rendered from (the platform's settings name the same ones)
-CHECKOUT = Path(__file__).resolve().parent.parent
-TEMPLATES_DIR = CHECKOUT / "templates"
-STATIC_DIR = CHECKOUT / "static"
+#: the package's folders the page is rendered from (the platform finds them as the metaeval app's)
+PACKAGE = Path(__file__).resolve().parent
+TEMPLATES_DIR = PACKAGE / "templates"
+STATIC_DIR = PACKAGE / "static"
 TEMPLATE = "research/report.html"
 
 
@@ -174,18 +177,13 @@ def standalone_html(report: Mapping[str, Any], run: Any, request: Any = None) ->
 
 
 def _configure_django() -> None:
-    """A minimal in-process Django (templates and static files of the checkout, no database, no apps of ours)
-    unless settings are configured or named by ``DJANGO_SETTINGS_MODULE``."""
+    """A minimal in-process Django (the package's templates and static files, no database, no apps of ours) unless
+    settings are configured or named by ``DJANGO_SETTINGS_MODULE``."""
     import django
     from django.apps import apps
     from django.conf import settings
 
     if not settings.configured and not os.environ.get("DJANGO_SETTINGS_MODULE"):
-        if not (TEMPLATES_DIR / TEMPLATE).is_file():
-            raise FileNotFoundError(
-                f"Report.to_html renders the platform's template {TEMPLATE}, which is in the repository's templates/ "
-                f"folder, not in the installed package (looked in {TEMPLATES_DIR}): install from a clone with "
-                "pip install -e '.[html]'")
         settings.configure(
             DEBUG=False, USE_TZ=True, TIME_ZONE="UTC",
             INSTALLED_APPS=["django.contrib.staticfiles"],

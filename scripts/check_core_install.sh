@@ -2,7 +2,9 @@
 # The core package alone (issue 30): in a fresh virtual environment in a temporary folder, `pip install .` without
 # extras, then check that Django and torch are absent, that `metaeval` (the console command) and
 # `python -m metaeval` agree, and that the notebook API's metaeval.score, metaeval.report and metaeval.edins on the
-# demo data equal the command line's CSVs, the command line being run from the platform's .venv (`make install`).
+# demo data equal the command line's CSVs, the command line being run from the platform's .venv (`make install`);
+# then adds Django (the html extra) and checks that Report.to_html from the installed package's templates is the
+# page the checkout renders.
 # `make check-core` runs it; CI runs it after the tests. PYTHON picks the interpreter (default python3.11).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -74,9 +76,50 @@ for name, frame in report.files.items():
     same(frame, work / "cli-report" / f"{name}.csv")
 same(metaeval.edins(dataset), work / "cli-edins.csv")
 assert "fig-leaderboard" in report.figures  # plotly figures, from the core alone
+try:
+    report.to_html(work / "nothing.html")
+    raise SystemExit("check-core: Report.to_html ran without Django")
+except ImportError as exc:
+    assert "metaeval[html]" in str(exc), exc
+import json  # noqa: E402
+
+(work / "report.json").write_text(json.dumps(report.json), encoding="utf-8")
+(work / "run.json").write_text(json.dumps(report.run), encoding="utf-8")
 assert "django" not in sys.modules and "torch" not in sys.modules
 print(f"check-core: metaeval.score, metaeval.report ({len(tables)} tables) and metaeval.edins equal the command "
       "line's CSVs, without Django or torch")
+PY
+# the html extra: Django (requirements.txt's pins) beside the core; Report.to_html from the installed package's
+# templates equals the page the checkout renders for the same report (apart from the time it was written)
+grep -E '^(Django|asgiref|sqlparse)==' "$root/requirements.txt" > django.txt
+"$core_py" -m pip install --quiet --disable-pip-version-check -r django.txt
+"$core_py" - "$work" <<'PY'
+import json
+import sys
+from pathlib import Path
+
+from metaeval.api import Report
+
+work = Path(sys.argv[1])
+document, run = (json.loads((work / name).read_text()) for name in ("report.json", "run.json"))
+Report(tables={}, json=document, run=run, dataset="consolidated.jsonl").to_html(work / "installed.html")
+PY
+(cd "$root" && env -u DJANGO_SETTINGS_MODULE "$main_py" - "$work") <<'PY'
+import json
+import re
+import sys
+from pathlib import Path
+
+from metaeval.report_page import standalone_report_html
+
+work = Path(sys.argv[1])
+document, run = (json.loads((work / name).read_text()) for name in ("report.json", "run.json"))
+checkout = standalone_report_html(document, run, "consolidated.jsonl")
+installed = (work / "installed.html").read_text(encoding="utf-8")
+when = re.compile(r"finished \d{4}-\d\d-\d\d \d\d:\d\d")
+assert len(installed) > 1_000_000 and when.search(installed), "the installed package's page is not a report"
+assert when.sub("finished", installed) == when.sub("finished", checkout), "Report.to_html differs from the checkout's"
+print(f"check-core: Report.to_html from the installed package ({len(installed)} characters) equals the checkout's")
 PY
 finished=$(date +%s)
 echo "check-core: install $((installed - started)) s, checks $((finished - installed)) s"

@@ -3,7 +3,7 @@ measures and table columns, table captions, and the warnings a correlation needs
 
 Display only: nothing here changes a number. ``report.json``, the tables' CSV and JSON and the command line's CSV
 keep full precision; the report page, its figures and the command line's summary show these strings.
-``static/metaeval/report.js`` mirrors :func:`fmt_number` and :func:`fmt_p` for the figures (the browser test
+``metaeval/static/metaeval/report.js`` mirrors :func:`fmt_number` and :func:`fmt_p` for the figures (the browser test
 compares the two). No Django: the command line and the pages share it.
 
 Numbers: 4 decimals, rounded half away from zero on the exact binary value (as JavaScript's ``toFixed``), so
