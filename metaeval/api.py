@@ -106,10 +106,9 @@ def _flags(options: Mapping[str, Any]) -> list[str]:
         flag = "--" + name.replace("_", "-")
         if value is True:
             argv.append(flag)
-        elif isinstance(value, list | tuple):
-            argv += [flag, ",".join(str(item) for item in value)]
-        else:
-            argv += [flag, str(value)]
+        else:  # --flag=VALUE: a value that starts with "-" (init=-5) stays a value
+            text = ",".join(str(item) for item in value) if isinstance(value, list | tuple) else str(value)
+            argv.append(f"{flag}={text}")
     return argv
 
 
