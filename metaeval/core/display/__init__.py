@@ -2,16 +2,17 @@
 measures and table columns, table captions, and the warnings a correlation needs (few systems, degenerate).
 
 Display only: nothing here changes a number. ``report.json``, the tables' CSV and JSON and the command line's CSV
-keep full precision; the report page, its figures and the command line's summary show these strings.
-``metaeval/static/metaeval/report.js`` mirrors :func:`fmt_number` and :func:`fmt_p` for the figures (the browser test
-compares the two). No Django: the command line and the pages share it.
+keep full precision; the report page, its figures (built in Python: ``metaeval.core.display.figures``, so the
+hover texts are these strings too) and the command line's summary show these strings. No Django: the command line
+and the pages share it.
 
 Numbers: 4 decimals, rounded half away from zero on the exact binary value (as JavaScript's ``toFixed``), so
 ``0.54745...`` shows as ``0.5475``; a value that would show as 0.0000 without being 0 shows as ``< 0.0001`` (or
 ``> -0.0001``), never as ``2.963e-12``. p-values: 3 decimals, below 0.001 as ``< 0.001``. Missing (None, NaN) as
 ``–``. Integers as they are, booleans as yes / no.
 
-Split by concern: ``numbers``, ``names``, ``warnings``, ``page``, ``pairs`` (the pairwise-accuracy views)."""
+Split by concern: ``numbers``, ``names``, ``warnings``, ``page``, ``pairs`` (the pairwise-accuracy views),
+``figures`` (every report figure, with plotly)."""
 from __future__ import annotations
 
 from metaeval.core.display.names import (

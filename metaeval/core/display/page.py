@@ -75,9 +75,9 @@ def correlation_view(report: Mapping[str, Any]) -> dict[str, Any] | None:
 
 
 def figure_texts(report: Mapping[str, Any]) -> dict[str, Any]:
-    """What ``report.js`` needs beside the report document to draw the figures in words: measure and coefficient
-    names, the selected coefficient, per coefficient the grid's warnings and each cell's flags, and the β
-    ablation's warnings (``report-display`` on the page)."""
+    """What the figures (:mod:`metaeval.core.display.figures`) and the page write beside the report's numbers:
+    measure and coefficient names, the selected coefficient, per coefficient the grid's warnings and each cell's
+    flags, and the β ablation's warnings."""
     parameters = report.get("parameters") or {}
     measures = [*parameters.get("measures", []), *parameters.get("hj_measures", [])]
     for row in report.get("leaderboard") or []:
