@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install browser migrate demo run serve worker loadtest test test-postgres lint docs report-demo bench bench-neural clean
+.PHONY: install browser migrate demo run serve worker loadtest test test-postgres lint docs report-demo bench bench-neural clean check-core
 
 install: $(STAMP)
 
@@ -70,6 +70,11 @@ loadtest: install .venv-load/.installed
 
 test: install browser wordnet
 	$(PY) -m pytest
+
+# the core package alone (issue 30): `pip install .` into a fresh venv in a temporary folder, no Django nor torch,
+# metaeval.score/report/edins equal to the command line's CSVs (scripts/check_core_install.sh; CI runs it)
+check-core: install
+	bash scripts/check_core_install.sh
 
 # style (ruff, pyproject.toml) and types (mypy with django-stubs); CI runs this before the tests
 lint: install

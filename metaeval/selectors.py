@@ -8,7 +8,6 @@ from collections.abc import Iterable, Sequence
 
 from django.db.models import QuerySet
 
-from metaeval.assets import PLOTLY_FIX, PLOTLY_JS
 from metaeval.core.io.corpus import Corpus, Document, RatingTable, systems_in_order
 from metaeval.core.io.loaders import ratings_from_rows
 from metaeval.core.pairwise.judgments import JudgmentTable, judgments_from_bytes
@@ -231,13 +230,7 @@ def _iso(moment) -> str | None:
 
 
 def static_text(path: str) -> str:
-    """The text of a static file (for inlining into a self-contained download); a missing vendored file says how
-    to get it."""
-    from django.contrib.staticfiles import finders
+    """The text of a static file (:func:`metaeval.report_page.static_text`, where the offline report uses it)."""
+    from metaeval.report_page import static_text as text
 
-    found = finders.find(path)
-    if not found:
-        raise FileNotFoundError(f"static file {path} is missing. {PLOTLY_FIX}" if path == PLOTLY_JS
-                                else f"static file {path} is missing")
-    with open(found, encoding="utf-8") as handle:
-        return handle.read()
+    return text(path)

@@ -9,23 +9,18 @@ import io
 import json
 import math
 import re
-from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlencode
 
 from django import forms
 from django.contrib import messages
-from django.core.cache import cache
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.template.loader import render_to_string
 from django.urls import reverse
-from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_http_methods, require_safe
 
 from config.uploads import LimitedFileField
 from metaeval import selectors, services
-from metaeval.assets import PLOTLY_JS, REPORT_JS
 from metaeval.cli.scoring import REPORT_BETA
 from metaeval.core import display
 from metaeval.core.io.fileio import ImporterError
@@ -401,94 +396,11 @@ def _report_table(pk: int, name: str) -> tuple[MetaevalRun, list[dict]]:
     return run, rows
 
 
-def _report_key(run: MetaevalRun) -> str:
-    """The cache key of what a stored report's page shows: the run and the moment it finished, to the microsecond (a
-    run's report is written once, when it finishes; the time keeps a database that reuses a run's id from reading
-    another run's cached page parts). No digest of the report: serialising it would cost a tenth of a second."""
-    finished = run.finished_at.isoformat() if run.finished_at else "unfinished"
-    return f"{run.pk}:{finished}"
-
-
-def _cached(key: str, build: Callable[[], str]) -> str:
-    text = cache.get(key)
-    if text is None:
-        text = build()
-        cache.set(key, text, timeout=REPORT_CACHE_SECONDS)
-    return str(text)
-
-
-#: how long a report's built figures and tables stay in the cache (they never change; the bound only frees memory)
-REPORT_CACHE_SECONDS = 7 * 24 * 3600
-
-
-def _report_figures(run: MetaevalRun, key: str) -> str:
-    """The report's figures as the page embeds them (:func:`metaeval.core.perseval.figures.figures_json`), built once
-    per stored report and figures' version, then read from the cache."""
-    from metaeval.core.perseval.figures import FIGURES_VERSION, figures_json  # plotly: only where a report is drawn
-
-    return _cached(f"metaeval:report-figures:{FIGURES_VERSION}:{key}", lambda: figures_json(run.report))
-
-
-def _report_tables(run: MetaevalRun, key: str, *, standalone: bool) -> str:
-    """Every report table in words (:func:`metaeval.core.display.table_view`: captions, column headings, one number
-    format) as the page's HTML, rendered once per stored report (tens of thousands of cells), then cached."""
-    def build() -> str:
-        tables = [display.table_view(name, rows) for name, rows in run.report.get("tables", {}).items()]
-        return render_to_string("research/report_tables.html", {"tables": tables, "run": run,
-                                                                "standalone": standalone})
-
-    return _cached(f"metaeval:report-tables:{TABLES_VERSION}:{int(standalone)}:{key}", build)
-
-
-#: bump when the tables' HTML (report_tables.html, display.table_view) changes: the cache is keyed by it
-TABLES_VERSION = 1
-
-
 def _report_context(run: MetaevalRun, *, standalone: bool) -> dict[str, object]:
-    """The report page's context: the document, the tables' HTML (:func:`_report_tables`), the correlation grid per
-    coefficient with its warnings, the pairwise section when the run had a judgment set
-    (:func:`metaeval.core.display.pairwise_view`), Table 2's pairwise-accuracy view, and every figure built in Python
-    (``figures``: compact plotly JSON by element id, see :func:`_report_figures`), which ``report.js`` draws as the
-    reader reaches it. Both cached strings are our own markup and JSON with ``<``, ``>``, ``&`` escaped."""
-    report = run.report
-    key = _report_key(run)
-    context: dict[str, object] = {
-        "run": run, "report": report, "parameters": report.get("parameters", {}),
-        "tables_html": mark_safe(_report_tables(run, key, standalone=standalone)),
-        "correlation": display.correlation_view(report), "display": display.figure_texts(report),
-        "pairwise": display.pairwise_view(report), "probes": display.probes_view(report),
-        "edins": display.edins_view(report), "pairs": display.pair_accuracy_view(report),
-        "judge_accuracy": display.judge_accuracy_view(report), "figures": mark_safe(_report_figures(run, key)),
-        "alphas": _alpha_rows(report), "confidence": _percent(report.get("parameters", {}).get("confidence")),
-        "standalone": standalone, "base_template": "research/base.html",
-        "plotly_src": PLOTLY_JS, "report_src": REPORT_JS,
-    }
-    if standalone:
-        context.update(
-            base_template="research/report_standalone_base.html",
-            site_css=selectors.static_text("survey/site.css"),
-            plotly_js=_inline_script(selectors.static_text(PLOTLY_JS)),
-            report_js=_inline_script(selectors.static_text(REPORT_JS)),
-        )
-    return context
+    """The report page's context (:func:`metaeval.report_page.report_context`, shared with the offline HTML)."""
+    from metaeval.report_page import report_context
 
-
-def _percent(share: object) -> str:
-    """A confidence level as people write it: 0.95 -> "95 %"."""
-    return f"{float(share) * 100:g} %" if isinstance(share, (int, float)) else "–"
-
-
-def _alpha_rows(report: dict) -> list[dict[str, object]]:
-    """The rater section's alphas, formatted as every number of the report is."""
-    rows = (report.get("raters") or {}).get("alphas") or []
-    return [{**row, "alpha_text": "undefined" if row.get("alpha") is None else display.fmt_number(row["alpha"]),
-             "interval": display.MISSING if row.get("low") is None
-             else f"{display.fmt_number(row['low'])} to {display.fmt_number(row.get('high'))}"} for row in rows]
-
-
-def _inline_script(text: str) -> str:
-    """Script text safe inside <script>...</script> (no closing tag can end it early)."""
-    return text.replace("</script", "<\\/script").replace("<!--", "<\\!--")
+    return report_context(run.report, run, standalone=standalone)
 
 
 @researcher_required
@@ -503,8 +415,10 @@ def run_report(request: HttpRequest, pk: int) -> HttpResponse:
 @require_safe
 def run_report_html(request: HttpRequest, pk: int) -> HttpResponse:
     """The same report as one self-contained HTML file: plotly.js, the drawing script and the data inlined."""
+    from metaeval.report_page import standalone_html  # one definition with the notebook API's Report.to_html
+
     run = _report_run(pk)
-    response = render(request, "research/report.html", _report_context(run, standalone=True))
+    response = HttpResponse(standalone_html(run.report, run, request))
     response["Content-Disposition"] = f'attachment; filename="run-{run.pk}-report.html"'
     return response
 

@@ -64,7 +64,10 @@ __all__ = ["build_parser", "main"]
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from metaeval._version import __version__
+
     parser = CommandLineParser(prog="python -m metaeval", description=__doc__.split("\n")[0])
+    parser.add_argument("--version", action="version", version=f"metaeval {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
     add_score_command(commands)
     add_correlate_command(commands)

@@ -116,7 +116,8 @@ def edins_document(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def _columns(document: dict[str, Any]) -> list[str]:
+def columns_of(document: dict[str, Any]) -> list[str]:
+    """The CSV's columns for :func:`edins_document`'s ``systems`` rows (the ``_hj`` ones with ratings)."""
     return COLUMNS + (HJ_COLUMNS if document["documents_hj"] is not None else [])
 
 
@@ -126,7 +127,7 @@ def _write(document: dict[str, Any], fmt: str, out: TextIO) -> None:
         json.dump(json_safe(summary), out, indent=2, allow_nan=False)
         out.write("\n")
     else:
-        write_csv(document["systems"], _columns(document), out)
+        write_csv(document["systems"], columns_of(document), out)
 
 
 def cmd_edins(args: argparse.Namespace) -> int:

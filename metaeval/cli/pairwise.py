@@ -20,16 +20,19 @@ import math
 import secrets
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from metaeval.cli.args import add_rater_arguments, at_least, comma_list, number, rater_choice, say_exclusions
+from metaeval.cli.common import UsageError
 from metaeval.core.io.records import json_safe, write_csv
 from metaeval.core.pairwise.judgments import load_judgments, with_judge_kind
 
 if TYPE_CHECKING:  # the numeric core: imported where the command runs (see metaeval.cli)
     from metaeval.core.pairwise.elo import EloParams
     from metaeval.core.pairwise.games import Game
+    from metaeval.core.pairwise.judgments import JudgmentTable
     from metaeval.core.pairwise.style import StyleBoard
 
 __all__ = ["WTL_COLUMNS", "add_pairwise_command", "cmd_pairwise"]
@@ -74,8 +77,8 @@ def add_pairwise_command(commands: Any) -> argparse.ArgumentParser:
 
 
 def _style_control(args: argparse.Namespace, games: Sequence[Game], params: EloParams,
-                   seed: int) -> tuple[StyleBoard, list[str]] | None:
-    """The style leaderboard of ``--style-control``; None after printing why it cannot be made."""
+                   seed: int) -> tuple[StyleBoard, list[str]]:
+    """The style leaderboard of ``--style-control``; :class:`UsageError` saying why it cannot be made."""
     from metaeval.cli.agreement import load_style
     from metaeval.core.pairwise.bradley_terry import REGULARISER
     from metaeval.core.pairwise.style import style_leaderboard
@@ -83,25 +86,38 @@ def _style_control(args: argparse.Namespace, games: Sequence[Game], params: EloP
     data = load_style(args.judgments, args.cases)
     names = data.names
     if not data:
-        print(f"error: {Path(args.judgments).name}: no style features: the file has no text_a,text_b / "
-              "length_a,length_b / feature_<name>_a,feature_<name>_b / style_<name> values (or give --cases)",
-              file=sys.stderr)
-        return None
+        raise UsageError(f"{Path(args.judgments).name}: no style features: the file has no text_a,text_b / "
+                         "length_a,length_b / feature_<name>_a,feature_<name>_b / style_<name> values (or give "
+                         "--cases)")
     if args.style_features:
         wanted = comma_list(args.style_features)
         unknown = [name for name in wanted if name not in names]
         if unknown:
-            print(f"error: --style-features: no feature {', '.join(unknown)} (the file has {', '.join(names)})",
-                  file=sys.stderr)
-            return None
+            raise UsageError(f"--style-features: no feature {', '.join(unknown)} (the file has {', '.join(names)})")
         names = wanted
     board = style_leaderboard(games, data, names, params=params, n_boot=args.n_boot, seed=seed,
                               regulariser=REGULARISER)
     return board, names
 
 
-def cmd_pairwise(args: argparse.Namespace) -> int:
-    from metaeval.core.pairwise.bootstrap import PERCENTILES
+@dataclass
+class PairwiseRun:
+    """What ``pairwise`` computes before printing (the notebook API's :func:`metaeval.api.pairwise` uses it)."""
+
+    rows: Sequence[dict[str, object]]
+    columns: Sequence[str]
+    table: JudgmentTable
+    read: int
+    games: Sequence[Game]
+    seed: int
+    params: EloParams
+    regularised: dict[str, dict[str, object]]
+    style_section: dict[str, object] | None
+
+
+def run_pairwise(args: argparse.Namespace) -> PairwiseRun:
+    """The rows of ``pairwise``'s ``--table`` and what its JSON says about them; prints nothing but the exclusions
+    and the style warnings (stderr); :class:`UsageError` for a command line or file that cannot give a table."""
     from metaeval.core.pairwise.bradley_terry import REGULARISER
     from metaeval.core.pairwise.elo import EloParams
     from metaeval.core.pairwise.games import NoGames, require_games, win_tie_loss
@@ -115,20 +131,17 @@ def cmd_pairwise(args: argparse.Namespace) -> int:
     if args.judge_kind:
         table = with_judge_kind(table, comma_list(args.judge_kind))
         if not table.judgments:
-            print(f"error: {table.source}: no judgments with judge_kind {args.judge_kind}", file=sys.stderr)
-            return 2
+            raise UsageError(f"{table.source}: no judgments with judge_kind {args.judge_kind}")
     try:
         games = require_games(table)
     except NoGames as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        raise UsageError(str(exc)) from None
     seed = secrets.randbelow(2**31) if args.seed is None else args.seed
     params = EloParams(k=args.k, scale=args.scale, base=args.base, init=args.init)
     regularised: dict[str, dict[str, object]] = {}
     style_control = args.style_control or args.table == "style"
     if style_control and args.table == "wtl":
-        print("error: --style-control goes with --table ratings or style, not wtl", file=sys.stderr)
-        return 2
+        raise UsageError("--style-control goes with --table ratings or style, not wtl")
     style_section: dict[str, object] | None = None
     if args.table == "wtl":
         rows: Sequence[dict[str, object]] = [row.as_row() for row in win_tie_loss(games)]
@@ -138,10 +151,7 @@ def cmd_pairwise(args: argparse.Namespace) -> int:
         rows = with_rank_columns(board.rows, group="criterion", value="bt", low="bt_ci_low", high="bt_ci_high")
         columns, regularised = (*COLUMNS, *RANK_COLUMNS), board.regularised
         if style_control:
-            styled = _style_control(args, games, params, seed)
-            if styled is None:
-                return 2
-            style_board, names = styled
+            style_board, names = _style_control(args, games, params, seed)
             rows = [{**row, **style_board.rows[(str(row["criterion"]), str(row["system"]))]} for row in rows]
             columns = (*columns, *STYLE_COLUMNS)
             if args.table == "style":
@@ -150,6 +160,18 @@ def cmd_pairwise(args: argparse.Namespace) -> int:
                              "order_changes": style_board.order_changes, "notes": style_board.notes}
             for line in style_board.warnings():
                 print(line, file=sys.stderr)
+    return PairwiseRun(rows=rows, columns=columns, table=table, read=read, games=games, seed=seed, params=params,
+                       regularised=regularised, style_section=style_section)
+
+
+def cmd_pairwise(args: argparse.Namespace) -> int:
+    from metaeval.core.pairwise.bootstrap import PERCENTILES
+    from metaeval.core.pairwise.bradley_terry import REGULARISER
+
+    computed = run_pairwise(args)
+    rows, columns, table, games, seed, params = (computed.rows, computed.columns, computed.table, computed.games,
+                                                 computed.seed, computed.params)
+    read, regularised, style_section = computed.read, computed.regularised, computed.style_section
     if args.format == "json":
         document: dict[str, Any] = {
             "source": table.source, "table": args.table,

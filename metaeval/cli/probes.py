@@ -23,6 +23,7 @@ import json
 import secrets
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
@@ -173,14 +174,30 @@ def _json_value(value: object) -> object:
     return float(value) if isinstance(value, Decimal) else value
 
 
-def cmd_probes(args: argparse.Namespace) -> int:
-    from metaeval.cli.common import UsageError, open_out
+@dataclass
+class ProbesRun:
+    """What ``probes`` computes before writing (the notebook API's :func:`metaeval.api.probes` uses it): the four
+    tables of its CSV, in order, each as rows and columns."""
+
+    rows: list[dict[str, object]]
+    columns: Sequence[str]
+    summary: list[dict[str, object]]
+    adversarial: list[dict[str, object]]
+    adversarial_summary: list[dict[str, object]]
+    mode: str
+    settings: dict[str, object] | None
+    seed: int
+    permutations: int
+    n_boot: int
+    left_out: list[str]
+
+
+def run_probes(args: argparse.Namespace) -> ProbesRun:
+    """Every table ``probes`` writes, from SCORES.csv or ``--dataset``; writes nothing."""
+    from metaeval.cli.common import UsageError
     from metaeval.core.icopernicus.probes import (
-        ADVERSARIAL_COLUMNS,
-        ADVERSARIAL_SUMMARY_COLUMNS,
         ROW_COLUMNS,
         SIGNIFICANCE_COLUMNS,
-        SUMMARY_COLUMNS,
         probe_rows,
         probe_table,
         read_scores,
@@ -212,6 +229,23 @@ def cmd_probes(args: argparse.Namespace) -> int:
     adversarial = [row.as_dict() for row in worsening]
     adversarial_summary = [item.as_dict() for item in summarise_worsening(worsening)]
     columns: Sequence[str] = (*ROW_COLUMNS, *SIGNIFICANCE_COLUMNS) if settings is not None else ROW_COLUMNS
+    return ProbesRun(rows=table, columns=columns, summary=summary, adversarial=adversarial,
+                     adversarial_summary=adversarial_summary, mode=args.probes, settings=settings, seed=seed,
+                     permutations=permutations, n_boot=n_boot, left_out=left_out)
+
+
+def cmd_probes(args: argparse.Namespace) -> int:
+    from metaeval.cli.common import open_out
+    from metaeval.core.icopernicus.probes import (
+        ADVERSARIAL_COLUMNS,
+        ADVERSARIAL_SUMMARY_COLUMNS,
+        SUMMARY_COLUMNS,
+    )
+
+    computed = run_probes(args)
+    table, summary, adversarial, columns = computed.rows, computed.summary, computed.adversarial, computed.columns
+    adversarial_summary, settings = computed.adversarial_summary, computed.settings
+    seed, permutations, n_boot, left_out = computed.seed, computed.permutations, computed.n_boot, computed.left_out
     out = open_out(args.out)
     try:
         if args.format == "json":

@@ -6,6 +6,7 @@ import argparse
 import json
 import secrets
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,8 +34,23 @@ from metaeval.cli.scoring import (
 )
 
 
-def cmd_report(args: argparse.Namespace) -> int:
-    """Scores for every lexical measure, HJ variants, the correlation grid and per-document detail, in one folder."""
+@dataclass
+class ReportRun:
+    """What ``report`` computes before writing anything (the notebook API's :func:`metaeval.api.report` returns the
+    same): the run, its correlation grid, its files' tables and, with ``--full``, ``report.json``'s document."""
+
+    result: RunResult
+    grid: list[dict[str, object]]
+    #: ``run.json``'s document
+    run: dict[str, Any]
+    #: name -> (rows, columns): ``scores``, ``correlations`` (with HJ rows only), ``documents``, ``readers``
+    files: dict[str, tuple[list[dict[str, object]], list[str]]]
+    document: dict[str, Any] | None = None
+    settings: dict[str, Any] | None = None
+
+
+def run_report(args: argparse.Namespace) -> ReportRun:
+    """Score, correlate and (with ``--full``) build the full report, as ``report`` does; writes nothing."""
     options = options_from_args(args, beta_default=REPORT_BETA,
                                 has_ratings=bool(args.ratings or args.feedback_ratings))
     settings = full_settings(args)
@@ -43,47 +59,57 @@ def cmd_report(args: argparse.Namespace) -> int:
         result = data.result if data is not None else _run(args, options, progress)
         assert result is not None
         grid = grid_from_rows(result.table(), "perseval", "perseval") if options.aux else []
-        full = write_files(args, result, grid, data, settings, progress)
-    print(summary_text(result, grid))
+        document = (full_document(args, data, settings, progress)
+                    if data is not None and settings is not None else None)
+    return ReportRun(result=result, grid=grid, run={**run_document(result), "correlations": json_safe(grid)},
+                     files=report_tables(result, grid), document=document, settings=settings)
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    """Scores for every lexical measure, HJ variants, the correlation grid and per-document detail, in one folder."""
+    computed = run_report(args)
+    full = write_files(args, computed)
+    print(summary_text(computed.result, computed.grid))
     print(f"\nWrote {Path(args.out_dir)}/scores.csv, correlations.csv, documents.csv, readers.csv, run.json")
     if full is not None:
         print(full)
     return 0
 
 
-def write_files(
-    args: argparse.Namespace, result: RunResult, grid: Sequence[Mapping[str, object]], data: StudyData | None,
-    settings: Mapping[str, Any] | None, progress: Progress,
-) -> str | None:
-    """The report folder's files (and, with ``data`` and ``settings``, the full report's); returns the line that
-    names the full report's files, or None."""
+def report_tables(result: RunResult, grid: Sequence[Mapping[str, object]],
+                  ) -> dict[str, tuple[list[dict[str, object]], list[str]]]:
+    """The report folder's CSV tables as (rows, columns) by file name (``correlations`` only with a grid)."""
     from metaeval.core.perseval.pipeline import COLUMNS
 
-    folder = Path(args.out_dir)
-    folder.mkdir(parents=True, exist_ok=True)
-    table = result.table()
-    with open(folder / "scores.csv", "w", encoding="utf-8", newline="") as handle:
-        write_csv(table, COLUMNS, handle)
+    tables: dict[str, tuple[list[dict[str, object]], list[str]]] = {"scores": (result.table(), list(COLUMNS))}
     if grid:
-        with open(folder / "correlations.csv", "w", encoding="utf-8", newline="") as handle:
-            write_csv(grid, list(grid[0]), handle)
+        tables["correlations"] = ([dict(cell) for cell in grid], list(grid[0]))
     details = [
         {"system": row.system, "measure": row.measure, **vars(detail)}
         for row in result.rows for detail in row.score.per_document
     ]
-    with open(folder / "documents.csv", "w", encoding="utf-8", newline="") as handle:
-        write_csv(details, list(details[0]) if details else ["system", "measure"], handle)
+    tables["documents"] = (details, list(details[0]) if details else ["system", "measure"])
     readers = [
         {"system": row.system, "measure": row.measure, **vars(detail)}
         for row in result.rows for detail in row.score.per_reader
     ]
-    with open(folder / "readers.csv", "w", encoding="utf-8", newline="") as handle:
-        write_csv(readers, list(readers[0]) if readers else ["system", "measure"], handle)
+    tables["readers"] = (readers, list(readers[0]) if readers else ["system", "measure"])
+    return tables
+
+
+def write_files(args: argparse.Namespace, computed: ReportRun) -> str | None:
+    """The report folder's files (and, with the full report, ``report.json`` and ``tables/``); returns the line
+    that names the full report's files, or None."""
+    folder = Path(args.out_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, (rows, columns) in computed.files.items():
+        with open(folder / f"{name}.csv", "w", encoding="utf-8", newline="") as handle:
+            write_csv(rows, columns, handle)
     with open(folder / "run.json", "w", encoding="utf-8") as handle:
-        json.dump({**run_document(result), "correlations": json_safe(grid)}, handle, indent=2)
-    if data is None or settings is None:
+        json.dump(computed.run, handle, indent=2)
+    if computed.document is None or computed.settings is None:
         return None
-    return write_full_report(args, data, settings, folder, progress)
+    return write_full_report(computed.document, computed.settings, folder)
 
 
 def full_settings(args: argparse.Namespace) -> dict[str, Any] | None:
@@ -109,21 +135,21 @@ def report_settings(args: argparse.Namespace) -> dict[str, Any]:
             for option in REPORT_OPTIONS}
 
 
-def write_full_report(
-    args: argparse.Namespace, data: StudyData, settings: Mapping[str, Any], folder: Path,
-    progress: Progress | None = None,
-) -> str:
-    """``report.json`` (:func:`metaeval.core.perseval.report.build_report`'s document) and ``tables/<name>.csv`` per
-    table;
-    returns the line that names them and the seed."""
+def full_document(args: argparse.Namespace, data: StudyData, settings: Mapping[str, Any],
+                  progress: Progress | None = None) -> dict[str, Any]:
+    """``report.json``'s document: :func:`metaeval.core.perseval.report.build_report` on the run's data."""
     from metaeval.core.perseval.report import build_report
 
-    document = build_report(
+    return build_report(
         data, params=data.options.params,
         rating_rows=read_rating_rows(args.ratings, rater_choice(args)) if args.ratings else None,
         excluded_raters=data.ratings.exclusions.raters_left_out if data.ratings is not None else (),
         progress=progress, **settings,
     )
+
+
+def write_full_report(document: Mapping[str, Any], settings: Mapping[str, Any], folder: Path) -> str:
+    """``report.json`` and ``tables/<name>.csv`` per table; returns the line that names them and the seed."""
     with open(folder / "report.json", "w", encoding="utf-8") as handle:
         json.dump(document, handle, indent=2, allow_nan=False)
         handle.write("\n")

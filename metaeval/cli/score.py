@@ -4,23 +4,33 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from metaeval.cli.common import UsageError, open_out
 from metaeval.cli.scoring import _run, add_run_arguments, options_from_args, progress_for
 from metaeval.core.io.records import json_safe, run_document, write_csv
-from metaeval.core.perseval.precision import PrecisionCheck
+
+if TYPE_CHECKING:  # the numeric core: imported where the command runs (see metaeval.cli)
+    from metaeval.core.perseval.pipeline import RunResult
+
+
+def run_score(args: argparse.Namespace) -> RunResult:
+    """The run of ``score`` (no output written): its :meth:`RunResult.table` is the CSV's rows (the notebook API's
+    :func:`metaeval.api.score` calls this too)."""
+    options = options_from_args(args, beta_default=1.0, has_ratings=bool(args.ratings or args.feedback_ratings))
+    if args.pivot_styles and len(options.measures) != 1:
+        raise UsageError("--pivot-styles takes one measure (e.g. --measures jsd)")
+    with progress_for(args, options, report=False) as progress:
+        return _run(args, options, progress)
 
 
 def cmd_score(args: argparse.Namespace) -> int:
     from metaeval.cli.probes import pivot_columns, pivot_rows
     from metaeval.core.perseval.pipeline import COLUMNS
+    from metaeval.core.perseval.precision import PrecisionCheck
 
-    options = options_from_args(args, beta_default=1.0, has_ratings=bool(args.ratings or args.feedback_ratings))
-    if args.pivot_styles and len(options.measures) != 1:
-        raise UsageError("--pivot-styles takes one measure (e.g. --measures jsd)")
-    with progress_for(args, options, report=False) as progress:
-        result = _run(args, options, progress)
+    result = run_score(args)
+    options = result.options
     for check in result.precision.values():  # a bfloat16/float16 neural measure: what its float32 check found
         print(f"low precision: {PrecisionCheck(**check).message()}", file=sys.stderr)  # type: ignore[arg-type]
     out = open_out(args.out)

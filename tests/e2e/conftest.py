@@ -39,6 +39,6 @@ def browser():
 
 def wait_drawn(page, figure: str, timeout: int = 20000) -> None:
     """Scroll the report figure ``figure`` (an element id) into view and wait until plotly has drawn it: the report
-    page draws a figure when the reader reaches it (static/metaeval/report.js)."""
+    page draws a figure when the reader reaches it (metaeval/static/metaeval/report.js)."""
     page.locator(f"#{figure}").scroll_into_view_if_needed()
     page.wait_for_selector(f"#{figure} .main-svg", timeout=timeout)

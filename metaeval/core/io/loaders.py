@@ -47,7 +47,7 @@ RATER_COLUMN = "rater"
 
 
 def load_corpus(
-    path: str | Path,
+    path: str | Path | Corpus,
     *,
     file: str | None = None,
     check: Callable[[Document, Callable[[str], None]], None] | None = None,
@@ -57,8 +57,11 @@ def load_corpus(
     ``file`` is the name used in messages (default: the file's name). ``check(document, error)``, when given,
     is called for every valid document and may report more problems at its line (the survey importer adds the
     database's limits this way), so every problem of the file is still reported at once. Raises
-    ``ImportFileError`` listing every problem (``OSError`` for an unreadable path).
+    ``ImportFileError`` listing every problem (``OSError`` for an unreadable path). A :class:`Corpus` (the notebook
+    API's in-memory dataset) is returned as it is.
     """
+    if isinstance(path, Corpus):
+        return path
     path = Path(path)
     file = file or path.name
     problems = Problems()

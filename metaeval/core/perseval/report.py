@@ -11,7 +11,7 @@ rater agreement (Krippendorff's alpha with a bootstrap interval, per-rater quali
 its seed from ``seed``, and the document records all settings, so a report can be regenerated exactly.
 
 Layout: ``parameters``; figure data (``leaderboard``, ``correlations``, ``beta_ablation``, ``stability``,
-``raters``) in the shape ``static/metaeval/report.js`` draws; and ``tables``: name -> list of flat rows, each
+``raters``) in the shape ``metaeval/static/metaeval/report.js`` draws; and ``tables``: name -> list of flat rows, each
 downloadable as CSV. NaN and infinities become ``None``.
 """
 from __future__ import annotations

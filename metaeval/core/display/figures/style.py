@@ -9,7 +9,7 @@ reach the hover through ``customdata``.
 
 Narrow screens: a figure's ``layout.meta.narrow`` holds the layout (and per-trace) changes for a figure narrower than
 :data:`NARROW` pixels (legend in rows under the plot, title over lines), ``layout.meta.cells`` the changes by the
-width of a heatmap's cells; ``static/metaeval/report.js`` applies them when it draws. No Django.
+width of a heatmap's cells; ``metaeval/static/metaeval/report.js`` applies them when it draws. No Django.
 """
 from __future__ import annotations
 
