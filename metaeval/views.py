@@ -411,6 +411,7 @@ def _report_context(run: MetaevalRun, *, standalone: bool) -> dict[str, object]:
         "tables": [display.table_view(name, rows) for name, rows in report.get("tables", {}).items()],
         "correlation": display.correlation_view(report), "display": display.figure_texts(report),
         "pairwise": display.pairwise_view(report), "probes": display.probes_view(report),
+        "leaderboard_ranks": display.leaderboard_view(report),
         "edins": display.edins_view(report), "pairs": display.pair_accuracy_view(report),
         "judge_accuracy": display.judge_accuracy_view(report), "figures": pair_figures(report),
         "alphas": _alpha_rows(report), "confidence": _percent(report.get("parameters", {}).get("confidence")),

@@ -523,7 +523,7 @@
     drawForest(criterion);
     drawWinFraction(criterion);
     drawConsistency(criterion);
-    Array.prototype.forEach.call(document.querySelectorAll(".pairwise-wtl"),
+    Array.prototype.forEach.call(document.querySelectorAll(".pairwise-wtl, .pairwise-ranking"),
       function (el) { el.hidden = el.getAttribute("data-criterion") !== criterion; });
   }
   if (pairwise && document.getElementById("section-pairwise")) {
