@@ -1,0 +1,107 @@
+"""Reads of a preference study's live state (conventions sec. 27.8): per system pair the judged items and the
+first system's score from the stored judgments, the ranking with its rank ranges and the stopping rule
+(:func:`metaeval.core.planning.study.study_state`), the items assigned so far (the adaptive draw's balancing), and
+the judgments saved against the uniform design.
+
+Cost per call: two aggregate queries over the study's judgments, grouped by (system_a, system_b, winner) and
+returning at most 3 x pairs rows (the database does the counting; nothing is read per judgment), one
+Bradley-Terry fit on the systems (n x n), and, for an adaptive draw only, the study's preference items (at most
+the design's budget of pairs x cases_per_pair rows, four short columns each).
+"""
+from __future__ import annotations
+
+import math
+
+from django.db.models import Count
+
+from metaeval.core.planning.adaptive import Assignment as Planned
+from metaeval.core.planning.adaptive import pair_index
+from metaeval.core.planning.confseq import StopRule
+from metaeval.core.planning.power import sample_size
+from metaeval.core.planning.study import StudyState, study_state
+from survey.models import Judgment, PreferenceItem, Study
+
+__all__ = ["UNIFORM_SCAN_LIMIT", "design_budget", "planned_items", "study_live_state", "study_rule",
+           "uniform_equivalent"]
+
+
+def study_rule(study: Study) -> StopRule:
+    """The study's stopping rule as the planning code reads it."""
+    if study.stop_rule == Study.StopRule.WIDTH:
+        return StopRule("width", float(study.stop_width))
+    return StopRule(str(study.stop_rule))
+
+
+def design_budget(study: Study, pairs: int) -> int:
+    """The uniform design's items: every pair on ``cases_per_pair`` cases (the adaptive design's budget too)."""
+    return pairs * int(study.cases_per_pair)
+
+
+def study_live_state(study: Study, systems: list[str]) -> StudyState:
+    """The study's state from its stored judgments (module docstring; participants excluded on review left out).
+    An outcome is one judged item, the mean of its criteria's scores: per pair, the items are the judgments on
+    the study's first criterion (each submitted item answers every criterion) and the score is the summed scores
+    over all criteria divided by the criteria per item."""
+    n = len(systems)
+    index = pair_index(n)
+    position = {name: i for i, name in enumerate(systems)}
+    count = [0.0] * (n * (n - 1) // 2)
+    total = [0.0] * len(count)
+    score = [0.0] * len(count)
+    first_criterion = study.criteria[0]["name"] if study.criteria else ""
+    judged = (Judgment.objects.filter(item__questionnaire__study=study, assignment__participant__excluded=False)
+              .values("item__system_a__name", "item__system_b__name", "winner", "criterion"))
+    for row in judged.annotate(n=Count("id")).order_by():
+        a, b = row["item__system_a__name"], row["item__system_b__name"]
+        if a not in position or b not in position:
+            continue
+        p = int(index[position[a], position[b]])
+        first = position[a] < position[b]  # the pair's score is its first system's (study order)
+        won = {"model_a": 1.0, "model_b": 0.0, "tie": 0.5}[row["winner"]]
+        total[p] += row["n"]
+        score[p] += row["n"] * (won if first else 1.0 - won)
+        if row["criterion"] == first_criterion:
+            count[p] += row["n"]
+    per_item = [t / c if c else 1.0 for t, c in zip(total, count, strict=True)]
+    score = [s / k for s, k in zip(score, per_item, strict=True)]
+    return study_state(systems, count, score, rule=study_rule(study), alpha=float(study.stop_alpha))
+
+
+def planned_items(study: Study) -> list[Planned]:
+    """The study's preference items so far, in design order, as the adaptive draw's history."""
+    rows = (PreferenceItem.objects.filter(questionnaire__study=study)
+            .order_by("questionnaire__position", "position")
+            .values_list("questionnaire__document__external_id", "questionnaire__reader_j__external_id",
+                         "system_a__name", "system_b__name"))
+    return [Planned(str(doc), str(reader), str(a), str(b)) for doc, reader, a, b in rows]
+
+
+#: the largest per-pair answer :func:`uniform_equivalent` looks for (bounded work in a page request)
+UNIFORM_SCAN_LIMIT = 200_000
+
+
+def uniform_equivalent(state: StudyState, *, power: float = 0.8) -> int | None:
+    """The judged items a uniform design would need for the goal ``separated`` (conventions sec. 27.8): every pair
+    as many items as the exact binomial test of sec. 27.1 needs, at level alpha / pairs and ``power``, to separate
+    the closest adjacent pair of the current ranking at the win rate (mean score, a tie half a win) measured for
+    it, times the number of pairs. None for another rule, while an adjacent pair is unjudged or measured at 1/2 or
+    1, or when one pair would need more than :data:`UNIFORM_SCAN_LIMIT` items."""
+    adjacent = state.adjacent()
+    if state.rule.kind != "separated" or not adjacent or not all(row["judged"] for row in adjacent):
+        return None
+    index = pair_index(len(state.systems))
+    pairs = len(state.count)
+    needed = 0
+    for row in adjacent:
+        i, j = state.systems.index(str(row["better"])), state.systems.index(str(row["worse"]))
+        p = int(index[i, j])
+        mean = float(state.score[p] / state.count[p])
+        rate = mean if i < j else 1.0 - mean
+        if not 0.5 < rate < 1.0 or math.isclose(rate, 0.5):
+            return None
+        try:
+            found = sample_size(rate, alpha=state.alpha / pairs, power=power, max_decisive=UNIFORM_SCAN_LIMIT)
+        except ValueError:
+            return None
+        needed = max(needed, found.decisive)
+    return needed * pairs
