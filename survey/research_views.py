@@ -21,6 +21,7 @@ from metaeval.core.judges.prompts import DEFAULT_TEMPLATES, templates_json
 from survey import exporting, import_jobs, import_selectors, judge_endpoints, judge_runs, selectors, services
 from survey.forms import DesignCostForm, JudgeRunForm, JudgmentFileForm
 from survey.models import ImportJob, JudgeRun, Study
+from survey.selectors.adaptive import study_ranking
 
 RESEARCHER_GROUP = "researcher"
 
@@ -54,7 +55,8 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
     return render(
         request,
         "research/study.html",
-        {"study": study, "progress": progress, "participant_url": participant_url},
+        {"study": study, "progress": progress, "participant_url": participant_url,
+         "ranking": study_ranking(study)},
     )
 
 
@@ -63,7 +65,8 @@ def study_progress_json(request: HttpRequest, slug: str) -> JsonResponse:
     """``selectors.study_progress`` as JSON, for the live study page."""
     study = get_object_or_404(Study, slug=slug)
     progress = selectors.study_progress(study)
-    return JsonResponse({"study": study.slug, "status": study.status, **asdict(progress), "percent": progress.percent})
+    return JsonResponse({"study": study.slug, "status": study.status, **asdict(progress), "percent": progress.percent,
+                         "ranking": study_ranking(study)})
 
 
 def _export_download(study: Study, fmt: str, rows: Iterable[dict[str, object]], columns: Sequence[str],

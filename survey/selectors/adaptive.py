@@ -14,14 +14,15 @@ import math
 
 from django.db.models import Count
 
+from metaeval.core.display.ranks import rank_range, tied_bands
 from metaeval.core.planning.adaptive import Assignment as Planned
 from metaeval.core.planning.adaptive import pair_index
 from metaeval.core.planning.confseq import StopRule
 from metaeval.core.planning.power import sample_size
 from metaeval.core.planning.study import StudyState, study_state
-from survey.models import Judgment, PreferenceItem, Study
+from survey.models import REFERENCE_SYSTEM, Judgment, PreferenceItem, Study
 
-__all__ = ["UNIFORM_SCAN_LIMIT", "design_budget", "planned_items", "study_live_state", "study_rule",
+__all__ = ["UNIFORM_SCAN_LIMIT", "design_budget", "planned_items", "study_live_state", "study_ranking", "study_rule",
            "uniform_equivalent"]
 
 
@@ -105,3 +106,45 @@ def uniform_equivalent(state: StudyState, *, power: float = 0.8) -> int | None:
             return None
         needed = max(needed, found.decisive)
     return needed * pairs
+
+
+def _format(value: float) -> str:
+    return f"{value:.0f}" if math.isfinite(value) else "—"
+
+
+def study_ranking(study: Study) -> dict[str, object] | None:
+    """What the progress page of a preference study shows (conventions sec. 27.8), as plain JSON-ready data, or
+    None for another kind of study or one without cases: ``rows`` (best first: ``system``, ``rating`` in Elo
+    points, ``rank`` as ``1-3``, ``band``, ``tied``), ``adjacent`` pairs with their anytime-valid interval of
+    the better one's win rate, ``judged`` items, the design's ``budget``, the ``stopping`` status (``rule`` in
+    words, ``reached``, ``action``, ``completed``), ``uniform_equivalent`` and ``saved`` (None when not
+    defined)."""
+    if study.kind != Study.Kind.PREFERENCE:
+        return None
+    systems = list(study.systems.exclude(name=REFERENCE_SYSTEM).order_by("name").values_list("name", flat=True))
+    if len(systems) < 2:
+        return None
+    state = study_live_state(study, systems)
+    ranking = state.ranking()
+    bands = tied_bands(ranking)
+    sizes = {band: bands.count(band) for band in bands}
+    rows = [{"system": str(row["system"]), "rating": _format(float(row["rating"])),  # type: ignore[arg-type]
+             "rank": rank_range(row["rank_best"], row["rank_worst"]), "band": band, "tied": sizes[band] > 1}
+            for row, band in zip(ranking, bands, strict=True)]
+    adjacent = [{**row, "interval": f"{float(row['low']):.3f} to {float(row['high']):.3f}"}  # type: ignore[arg-type]
+                for row in state.adjacent()]
+    rule = study_rule(study)
+    words = {"none": "none (the whole design is collected)",
+             "separated": "every adjacent pair of the ranking separated",
+             "width": f"every pair's interval narrower than {study.stop_width:g}"}[rule.kind]
+    equivalent = uniform_equivalent(state) if rule.kind == "separated" else None
+    judged = state.judged
+    return {
+        "rows": rows, "adjacent": adjacent, "judged": judged,
+        "budget": design_budget(study, len(state.count)), "alpha": float(study.stop_alpha),
+        "stopping": {"rule": words, "kind": rule.kind, "reached": state.stopped and rule.kind != "none",
+                     "action": str(study.stop_action), "completed": study.completed_at is not None},
+        "uniform_equivalent": equivalent,
+        "saved": (equivalent - judged) if equivalent is not None and state.stopped else None,
+        "adaptive": study.assignment == Study.AssignmentPolicy.ADAPTIVE,
+    }

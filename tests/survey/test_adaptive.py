@@ -4,21 +4,29 @@ study that stops itself (or only says it may) when its goal is reached."""
 from __future__ import annotations
 
 import itertools
+import re
 from collections import Counter
 
 import numpy as np
 import pytest
+from django.test import Client
 
 from metaeval.core.planning.adaptive import Assignment as Planned
 from metaeval.core.planning.adaptive import pairs_of
 from metaeval.core.planning.confseq import StopRule, pair_intervals
+from metaeval.core.planning.power import sample_size
 from metaeval.core.planning.study import next_set, set_probabilities, study_state
 from survey import services
 from survey.models import Judgment, PreferenceItem, Questionnaire, Study
 from survey.selectors import adaptive as live
 from survey.selectors.preference import preference_cases
 from survey.services.adaptive import COMPLETE, set_seed
-from tests.survey.test_preference import SYSTEMS, answers, preference_study
+from tests.survey.test_preference import (
+    SYSTEMS,
+    answers,
+    preference_study,
+    researcher_client,  # noqa: F401 (fixture)
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -155,3 +163,40 @@ def test_notify_only_tells_and_keeps_handing_out_sets():
     claim_and_answer(study)  # ... yet sets are still handed out
     study.refresh_from_db()
     assert study.completed_at is None
+
+
+def test_the_progress_page_shows_the_live_ranking_with_bands_and_stopping(researcher_client):  # noqa: F811
+    study = adaptive_study(slug="prog", per_pair=20, per_q=3, stop_rule=Study.StopRule.SEPARATED, stop_alpha=0.5)
+    for _ in range(12):
+        claim_and_answer(study, earlier_name_wins)
+    state = live.study_live_state(study, SYSTEMS)
+    page = researcher_client.get(f"/research/studies/{study.slug}/").content.decode()
+    section = page.split('<div id="study-ranking">', 1)[1].split("</div>", 1)[0]
+    shown = re.findall(r'<tr data-band="(\d+)"( data-tied="true")?><td>([^<]*)</td><th scope="row">([^<]*)</th>',
+                       section)
+    expected = [(str(r["system"]), f"{r['rank_best']}" if r["rank_best"] == r["rank_worst"]
+                 else f"{r['rank_best']}-{r['rank_worst']}") for r in state.ranking()]
+    assert [(system, rank) for _, _, rank, system in shown] == expected
+    assert [s for s, _ in expected] == SYSTEMS  # the earlier name always won
+    assert "Stopping goal: every adjacent pair of the ranking separated." in section
+    assert ("Reached: the study may stop" in section) is state.stopped
+    progress = researcher_client.get(f"/research/studies/{study.slug}/progress.json").json()
+    assert progress["ranking"]["judged"] == state.judged == 36
+    assert [row["system"] for row in progress["ranking"]["rows"]] == SYSTEMS
+    # saved judgments: the uniform design's items for the closest adjacent pair's measured rate, times the pairs
+    rate = min(float(state.score[p] / state.count[p]) for p in (0, 2))  # (A, B) and (B, C)
+    if rate < 1.0:
+        assert progress["ranking"]["uniform_equivalent"] == 3 * sample_size(rate, alpha=0.5 / 3).decisive
+    else:  # a measured rate of 1 gives no finite uniform figure
+        assert progress["ranking"]["uniform_equivalent"] is None
+    assert Client().get(f"/research/studies/{study.slug}/progress.json").status_code in (302, 403)
+
+
+def test_uniform_equivalent_by_hand():
+    # A beats B at 0.7 and B beats C at 0.8 over 50 items each: the closest pair needs sample_size(0.7) per pair
+    state = study_state(SYSTEMS, [50, 50, 50], [35, 45, 40], rule=StopRule("separated"), alpha=0.05)
+    assert live.uniform_equivalent(state) == 3 * sample_size(0.7, alpha=0.05 / 3, power=0.8).decisive
+    assert live.uniform_equivalent(study_state(SYSTEMS, [50, 50, 50], [35, 45, 40], rule=StopRule("none"),
+                                               alpha=0.05)) is None
+    assert live.uniform_equivalent(study_state(SYSTEMS, [50, 0, 50], [25, 0, 40], rule=StopRule("separated"),
+                                               alpha=0.05)) is None  # a rate of 1/2
