@@ -21,7 +21,7 @@ from metaeval.core.judges.prompts import DEFAULT_TEMPLATES, templates_json
 from survey import exporting, import_jobs, import_selectors, judge_endpoints, judge_runs, selectors, services
 from survey.forms import DesignCostForm, JudgeRunForm, JudgmentFileForm
 from survey.models import ImportJob, JudgeRun, Study
-from survey.selectors.adaptive import study_ranking
+from survey.selectors.adaptive import power_table, study_ranking
 
 RESEARCHER_GROUP = "researcher"
 
@@ -194,6 +194,15 @@ def study_design(request: HttpRequest, slug: str) -> HttpResponse:
     """The design preview (what *Generate questionnaires* would create, the ratings it needs, participant time and
     cost) and, on POST, the generation itself."""
     study = get_object_or_404(Study.objects.select_related("dataset"), slug=slug)
+    if request.method == "POST" and request.POST.get("action") == "size":
+        try:
+            services.study_set_cases_per_pair(study=study, value=request.POST.get("cases_per_pair", ""))
+        except services.SurveyError as exc:
+            messages.error(request, str(exc))
+        else:
+            messages.success(request, f"Cases per system pair set to {study.cases_per_pair}; generate the "
+                             "questionnaires again to use it.")
+        return redirect("research:study_design", slug=study.slug)
     if request.method == "POST":
         try:
             report = services.questionnaires_generate(study=study)
@@ -226,6 +235,7 @@ def study_design(request: HttpRequest, slug: str) -> HttpResponse:
                            "cases": cases,
                            "sets": len(planned_items) * study.raters_per_questionnaire,
                            "answers": pairs * len(study.criteria) * study.raters_per_questionnaire},
+            "power": power_table(study) if study.kind == Study.Kind.PREFERENCE else None,
         })
     try:
         plan = selectors.study_design_plan(study=study)

@@ -18,7 +18,7 @@ from metaeval.core.display.ranks import rank_range, tied_bands
 from metaeval.core.planning.adaptive import Assignment as Planned
 from metaeval.core.planning.adaptive import pair_index
 from metaeval.core.planning.confseq import StopRule
-from metaeval.core.planning.power import sample_size
+from metaeval.core.planning.power import exact_power, sample_size
 from metaeval.core.planning.study import StudyState, study_state
 from survey.models import REFERENCE_SYSTEM, Judgment, PreferenceItem, Study
 
@@ -148,3 +148,27 @@ def study_ranking(study: Study) -> dict[str, object] | None:
         "saved": (equivalent - judged) if equivalent is not None and state.stopped else None,
         "adaptive": study.assignment == Study.AssignmentPolicy.ADAPTIVE,
     }
+
+
+#: the design preview's power table: true win rates of the stronger system of a pair (conventions sec. 27.9)
+POWER_WIN_RATES = (0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.9)
+#: its level and target power (one pair, as ``python -m metaeval power pairwise``)
+POWER_ALPHA, POWER_TARGET = 0.05, 0.8
+
+
+def power_table(study: Study) -> list[dict[str, object]]:
+    """Per win rate of :data:`POWER_WIN_RATES` (and its Elo gap): the decisive judgments one system pair needs
+    (the exact binomial test at :data:`POWER_ALPHA`, power :data:`POWER_TARGET`, sec. 27.1), the cases per pair
+    that give them with the study's raters per questionnaire (ceil(judgments / raters)), and the exact power the
+    study's current ``cases_per_pair`` x raters judgments have at that rate."""
+    raters = max(1, int(study.raters_per_questionnaire))
+    now = int(study.cases_per_pair) * raters
+    rows = []
+    for rate in POWER_WIN_RATES:
+        found = sample_size(rate, alpha=POWER_ALPHA, power=POWER_TARGET)
+        cases = -(-found.decisive // raters)
+        rows.append({"win_rate": f"{rate:.2f}", "elo_gap": f"{400.0 * math.log10(rate / (1.0 - rate)):.0f}",
+                     "judgments": found.decisive, "cases_per_pair": cases,
+                     "power_now": f"{float(exact_power(now, rate, POWER_ALPHA)[0]):.2f}",
+                     "current": cases == int(study.cases_per_pair)})
+    return rows

@@ -156,6 +156,25 @@ def study_apply_icopernicus_preset(*, study: Study, reference_first: bool = Fals
     return study
 
 
+def study_set_cases_per_pair(*, study: Study, value: object) -> Study:
+    """A draft preference study's size, as picked from the design preview's power table (its questionnaires are
+    then generated again as usual). SurveyError for a value that is not a whole number from 1 to 10000, a study
+    that is not a draft or already has assignments."""
+    if study.kind != Study.Kind.PREFERENCE:
+        raise SurveyError("only a preference study has a number of cases per system pair")
+    if study.status != Study.Status.DRAFT or Assignment.objects.filter(questionnaire__study=study).exists():
+        raise SurveyError(f"study {study.slug!r} is not a draft without assignments: its size cannot change")
+    try:
+        number = int(str(value).strip())
+    except ValueError:
+        number = 0
+    if not 1 <= number <= 10000:
+        raise SurveyError(f"cases per system pair: give a whole number from 1 to 10000, not {value!r}")
+    study.cases_per_pair = number
+    study.save(update_fields=["cases_per_pair"])
+    return study
+
+
 def study_open(*, study: Study) -> None:
     if not study.questionnaires.exists():
         raise SurveyError(f"study {study.slug!r} has no questionnaires; generate them first")

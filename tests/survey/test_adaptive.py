@@ -200,3 +200,34 @@ def test_uniform_equivalent_by_hand():
                                                alpha=0.05)) is None
     assert live.uniform_equivalent(study_state(SYSTEMS, [50, 0, 50], [25, 0, 40], rule=StopRule("separated"),
                                                alpha=0.05)) is None  # a rate of 1/2
+
+
+def test_the_design_preview_has_the_power_table_and_a_size_picker(researcher_client):  # noqa: F811
+    from metaeval.core.planning.power import exact_power
+
+    study = preference_study(slug="plan", raters=2, per_pair=4)
+    Study.objects.filter(pk=study.pk).update(status=Study.Status.DRAFT)
+    page = researcher_client.get(f"/research/studies/{study.slug}/design/").content.decode()
+    table = page.split('id="design-power"', 1)[1].split("</table>", 1)[0]
+    rows = re.findall(r'<th scope="row">([\d.]+)</th><td class="num">(-?\d+)</td><td class="num">(\d+)</td>'
+                      r'<td class="num" data-power="cases">(\d+)</td><td class="num">([\d.]+)</td>', table)
+    assert len(rows) == len(live.POWER_WIN_RATES)
+    for (rate, gap, judgments, cases, power_now), p in zip(rows, live.POWER_WIN_RATES, strict=True):
+        found = sample_size(p, alpha=0.05, power=0.8)
+        assert (float(rate), int(judgments), int(cases)) == (p, found.decisive, -(-found.decisive // 2))
+        assert int(gap) == round(400 * np.log10(p / (1 - p)))
+        assert float(power_now) == pytest.approx(float(exact_power(4 * 2, p, 0.05)[0]), abs=0.005)
+    assert rows[1][2] == "199"  # win rate 0.6: the hand-checked 199 decisive judgments
+    # every row has a keyboard-reachable button that fills the size field; the form saves the size
+    assert table.count('<button type="button" class="secondary pick-size"') == len(rows)
+    assert 'id="design-size-input"' in page and 'name="action" value="size"' in page
+    response = researcher_client.post(f"/research/studies/{study.slug}/design/", {"action": "size",
+                                                                                   "cases_per_pair": rows[1][3]})
+    assert response.status_code == 302
+    study.refresh_from_db()
+    assert study.cases_per_pair == int(rows[1][3]) == 100
+    bad = researcher_client.post(f"/research/studies/{study.slug}/design/", {"action": "size",
+                                                                              "cases_per_pair": "lots"}, follow=True)
+    assert "give a whole number from 1 to 10000" in bad.content.decode()
+    study.refresh_from_db()
+    assert study.cases_per_pair == 100
