@@ -21,7 +21,7 @@ from metaeval.core.judges.prompts import DEFAULT_TEMPLATES, templates_json
 from survey import exporting, import_jobs, import_selectors, judge_endpoints, judge_runs, selectors, services
 from survey.forms import DesignCostForm, JudgeRunForm, JudgmentFileForm
 from survey.models import ImportJob, JudgeRun, Study
-from survey.selectors.adaptive import power_table, study_ranking
+from survey.selectors.adaptive import design_budget, power_table, study_ranking
 
 RESEARCHER_GROUP = "researcher"
 
@@ -222,6 +222,15 @@ def study_design(request: HttpRequest, slug: str) -> HttpResponse:
             if study.kind == Study.Kind.SENTENCE_PREFERENCE:
                 topics, skipped = selectors.sentence_plan(study=study)
                 planned_items, cases = [len(q.items) for q in topics], len({q.document.pk for q in topics})
+            elif study.assignment == Study.AssignmentPolicy.ADAPTIVE:
+                # sets are drawn as participants claim: the budget in sets of pairs_per_questionnaire
+                found = selectors.preference_cases(study=study)
+                n = len(found.systems)
+                budget, size = design_budget(study, n * (n - 1) // 2), study.pairs_per_questionnaire
+                planned_items = [min(size, budget - start) for start in range(0, budget, size)]
+                cases, skipped = len(found.cases), []
+                if not cases:
+                    raise ValueError("no case: the study's documents have no reader with every system's text")
             else:
                 planned, skipped = selectors.preference_plan(study=study)
                 planned_items = [len(q.items) for q in planned]
