@@ -6,7 +6,8 @@ the judgments saved against the uniform design.
 Cost per call: two aggregate queries over the study's judgments, grouped by (system_a, system_b, winner) and
 returning at most 3 x pairs rows (the database does the counting; nothing is read per judgment), one
 Bradley-Terry fit on the systems (n x n), and, for an adaptive draw only, the study's preference items (at most
-the design's budget of pairs x cases_per_pair rows, four short columns each).
+the design's budget of pairs x cases_per_pair rows, four short columns each) and the dataset's summaries of the
+study's systems (to find the cases with every system's text, as *Generate questionnaires* does).
 """
 from __future__ import annotations
 
@@ -23,7 +24,14 @@ from metaeval.core.planning.study import StudyState, study_state
 from survey.models import REFERENCE_SYSTEM, Judgment, PreferenceItem, Study
 
 __all__ = ["UNIFORM_SCAN_LIMIT", "design_budget", "planned_items", "study_live_state", "study_ranking", "study_rule",
+           "study_systems",
            "uniform_equivalent"]
+
+
+def study_systems(study: Study) -> list[str]:
+    """The compared systems' names in study order (name order, the readers' own texts left out)."""
+    return [str(name) for name in
+            study.systems.exclude(name=REFERENCE_SYSTEM).order_by("name").values_list("name", flat=True)]
 
 
 def study_rule(study: Study) -> StopRule:
@@ -121,7 +129,7 @@ def study_ranking(study: Study) -> dict[str, object] | None:
     defined)."""
     if study.kind != Study.Kind.PREFERENCE:
         return None
-    systems = list(study.systems.exclude(name=REFERENCE_SYSTEM).order_by("name").values_list("name", flat=True))
+    systems = study_systems(study)
     if len(systems) < 2:
         return None
     state = study_live_state(study, systems)

@@ -37,8 +37,7 @@ def stop_if_reached(study: Study, now) -> StudyState | None:
     study is marked complete (``completed_at``; no new set is handed out after that). None without a rule."""
     if not watches_stopping(study):
         return None
-    cases = preference_cases(study=study)
-    state = live.study_live_state(study, cases.systems)
+    state = live.study_live_state(study, live.study_systems(study))
     if state.stopped and study.stop_action == Study.StopAction.STOP and study.completed_at is None:
         Study.objects.filter(pk=study.pk, completed_at__isnull=True).update(completed_at=now)
         study.completed_at = now

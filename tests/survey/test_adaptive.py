@@ -146,6 +146,14 @@ def test_a_study_stops_itself_when_its_goal_is_reached():
     assert ((high - low) < 0.9).all()  # the goal, from the judgments by hand
     study.refresh_from_db()
     assert study.completed_at is not None
+    # a participant who arrives now reads the polite message on the page
+    late = services.participant_register(study=study)
+    client = Client()
+    session = client.session
+    session[f"survey-participant-{study.pk}"] = late.token
+    session.save()
+    page = client.post(f"/s/{study.slug}/start/").content.decode()
+    assert "This study is complete" in page and not late.assignments.exists()
     # one set earlier the goal was not reached: it stopped at the first set that reached it
     last = Questionnaire.objects.filter(study=study).order_by("-position").first()
     before = [c - sum(1 for i in items_of(last) if frozenset((i.model_a, i.model_b)) == frozenset(
