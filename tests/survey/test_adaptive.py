@@ -198,6 +198,8 @@ def test_the_progress_page_shows_the_live_ranking_with_bands_and_stopping(resear
     else:  # a measured rate of 1 gives no finite uniform figure
         assert progress["ranking"]["uniform_equivalent"] is None
     assert Client().get(f"/research/studies/{study.slug}/progress.json").status_code in (302, 403)
+    api = researcher_client.get(f"/api/studies/{study.slug}/progress/")
+    assert api.status_code == 200 and api.json()["ranking"] == progress["ranking"]
 
 
 def test_uniform_equivalent_by_hand():
