@@ -241,3 +241,24 @@ def test_the_design_preview_has_the_power_table_and_a_size_picker(researcher_cli
     assert "give a whole number from 1 to 10000" in bad.content.decode()
     study.refresh_from_db()
     assert study.cases_per_pair == 100
+
+
+def test_a_uniform_study_can_stop_itself_too():
+    study = preference_study(slug="ustop", raters=2, per_pair=9, per_q=3, stop_rule=Study.StopRule.WIDTH,
+                             stop_width=0.9, stop_alpha=0.5, stop_action=Study.StopAction.STOP)
+    slots = study.questionnaires.count() * 2
+    done = 0
+    while True:
+        participant = services.participant_register(study=study)
+        try:
+            assignment = services.assignment_claim(participant=participant)
+        except services.NoQuestionnaireAvailable as exc:
+            assert str(exc) == COMPLETE
+            break
+        services.judgments_submit(assignment_public_id=assignment.public_id, participant=participant,
+                                  values=answers(assignment, earlier_name_wins))
+        done += 1
+        assert done < slots, "the study never stopped"
+    study.refresh_from_db()
+    assert study.completed_at is not None and study.questionnaires.count() == 9  # nothing drawn: the uniform design
+    assert live.study_live_state(study, SYSTEMS).stopped
