@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.reverse import reverse
@@ -82,6 +83,15 @@ class StudyProgressSerializer(serializers.Serializer):
     participants = serializers.IntegerField(help_text="Participants with a completed questionnaire.")
     percent = serializers.FloatField()
     ratings_per_system = serializers.DictField(child=serializers.IntegerField())
+    ranking = serializers.SerializerMethodField(
+        help_text="Preference studies: the live ranking with rank ranges, tied bands, the stopping status and the "
+        "judgments saved (survey.selectors.adaptive.study_ranking, conventions sec. 27.8); null otherwise."
+    )
+
+    @extend_schema_field(OpenApiTypes.OBJECT)
+    def get_ranking(self, progress: object) -> dict | None:
+        """The view passes ``study_ranking(study)`` as ``context["ranking"]``."""
+        return self.context.get("ranking")  # type: ignore[no-any-return]
 
 
 class StudyDetailSerializer(StudySerializer):

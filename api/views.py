@@ -51,6 +51,7 @@ from survey import demo_passwords, exporting, judge_endpoints, judge_runs
 from survey import selectors as survey_selectors
 from survey.models import Dataset, JudgeRun, Study
 from survey.research_views import is_researcher
+from survey.selectors.adaptive import study_ranking
 
 _DETAIL = inline_serializer("Detail", {"detail": serializers.CharField()})
 _ERRORS = {401: _DETAIL, 403: _DETAIL}
@@ -149,7 +150,9 @@ class StudyProgressView(APIView):
     @extend_schema(summary="A study's progress",
                    responses={200: StudyProgressSerializer, 404: _DETAIL, **_ERRORS}, tags=["studies"])
     def get(self, request: Request, slug: str) -> Response:
-        return Response(StudyProgressSerializer(survey_selectors.study_progress(_study(slug))).data)
+        study = _study(slug)
+        return Response(StudyProgressSerializer(survey_selectors.study_progress(study),
+                                                context={"ranking": study_ranking(study)}).data)
 
 
 class _IgnoreFormatNegotiation(DefaultContentNegotiation):

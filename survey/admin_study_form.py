@@ -48,6 +48,8 @@ FIELDSETS: tuple[tuple[str | None, Any], ...] = (
                          "fields": ["criteria", "pairs_per_questionnaire"]}),
     ("Preference design", {"classes": kind_classes(PREFERENCE), "fields": [
         "cases_per_pair", "allow_tie", "examples_shown", "gold_rate", "gold_threshold"]}),
+    ("Adaptive assignment and stopping", {"classes": kind_classes(PREFERENCE), "fields": [
+        "assignment", "stop_rule", "stop_width", "stop_alpha", "stop_action"]}),
     ("Sentence preference design", {"classes": kind_classes(SENTENCE), "fields": ["pairs_per_topic"]}),
     ("Status", {"fields": ["status", "created_by", "created_at"]}),
 )

@@ -21,6 +21,7 @@ from metaeval.core.judges.prompts import DEFAULT_TEMPLATES, templates_json
 from survey import exporting, import_jobs, import_selectors, judge_endpoints, judge_runs, selectors, services
 from survey.forms import DesignCostForm, JudgeRunForm, JudgmentFileForm
 from survey.models import ImportJob, JudgeRun, Study
+from survey.selectors.adaptive import design_budget, power_table, study_ranking
 
 RESEARCHER_GROUP = "researcher"
 
@@ -54,7 +55,8 @@ def study_detail(request: HttpRequest, slug: str) -> HttpResponse:
     return render(
         request,
         "research/study.html",
-        {"study": study, "progress": progress, "participant_url": participant_url},
+        {"study": study, "progress": progress, "participant_url": participant_url,
+         "ranking": study_ranking(study)},
     )
 
 
@@ -63,7 +65,8 @@ def study_progress_json(request: HttpRequest, slug: str) -> JsonResponse:
     """``selectors.study_progress`` as JSON, for the live study page."""
     study = get_object_or_404(Study, slug=slug)
     progress = selectors.study_progress(study)
-    return JsonResponse({"study": study.slug, "status": study.status, **asdict(progress), "percent": progress.percent})
+    return JsonResponse({"study": study.slug, "status": study.status, **asdict(progress), "percent": progress.percent,
+                         "ranking": study_ranking(study)})
 
 
 def _export_download(study: Study, fmt: str, rows: Iterable[dict[str, object]], columns: Sequence[str],
@@ -191,6 +194,15 @@ def study_design(request: HttpRequest, slug: str) -> HttpResponse:
     """The design preview (what *Generate questionnaires* would create, the ratings it needs, participant time and
     cost) and, on POST, the generation itself."""
     study = get_object_or_404(Study.objects.select_related("dataset"), slug=slug)
+    if request.method == "POST" and request.POST.get("action") == "size":
+        try:
+            services.study_set_cases_per_pair(study=study, value=request.POST.get("cases_per_pair", ""))
+        except services.SurveyError as exc:
+            messages.error(request, str(exc))
+        else:
+            messages.success(request, f"Cases per system pair set to {study.cases_per_pair}; generate the "
+                             "questionnaires again to use it.")
+        return redirect("research:study_design", slug=study.slug)
     if request.method == "POST":
         try:
             report = services.questionnaires_generate(study=study)
@@ -210,6 +222,15 @@ def study_design(request: HttpRequest, slug: str) -> HttpResponse:
             if study.kind == Study.Kind.SENTENCE_PREFERENCE:
                 topics, skipped = selectors.sentence_plan(study=study)
                 planned_items, cases = [len(q.items) for q in topics], len({q.document.pk for q in topics})
+            elif study.assignment == Study.AssignmentPolicy.ADAPTIVE:
+                # sets are drawn as participants claim: the budget in sets of pairs_per_questionnaire
+                found = selectors.preference_cases(study=study)
+                n = len(found.systems)
+                budget, size = design_budget(study, n * (n - 1) // 2), study.pairs_per_questionnaire
+                planned_items = [min(size, budget - start) for start in range(0, budget, size)]
+                cases, skipped = len(found.cases), []
+                if not cases:
+                    raise ValueError("no case: the study's documents have no reader with every system's text")
             else:
                 planned, skipped = selectors.preference_plan(study=study)
                 planned_items = [len(q.items) for q in planned]
@@ -223,6 +244,7 @@ def study_design(request: HttpRequest, slug: str) -> HttpResponse:
                            "cases": cases,
                            "sets": len(planned_items) * study.raters_per_questionnaire,
                            "answers": pairs * len(study.criteria) * study.raters_per_questionnaire},
+            "power": power_table(study) if study.kind == Study.Kind.PREFERENCE else None,
         })
     try:
         plan = selectors.study_design_plan(study=study)

@@ -108,6 +108,43 @@ class Study(models.Model):
         help_text="Preference studies: participants whose share of gold pairs answered right is below this are "
         "flagged, and the participants page can exclude them all from every statistic (reversible).",
     )
+    class AssignmentPolicy(models.TextChoices):
+        UNIFORM = "uniform", "Uniform (every pair the same number of cases, dealt in advance)"
+        ADAPTIVE = "adaptive", "Adaptive (each new set drawn where the ranking is least certain)"
+
+    class StopRule(models.TextChoices):
+        NONE = "none", "None (collect the whole design)"
+        SEPARATED = "separated", "Every adjacent pair of the ranking separated"
+        WIDTH = "width", "Every pair's interval narrower than the width"
+
+    class StopAction(models.TextChoices):
+        NOTIFY = "notify", "Tell the researcher the study may stop"
+        STOP = "stop", "Stop the study (no new sets; participants are told it is complete)"
+
+    assignment = models.CharField(
+        max_length=10, choices=AssignmentPolicy.choices, default=AssignmentPolicy.UNIFORM,
+        help_text="Preference studies: uniform deals every pair its cases in advance; adaptive draws each new "
+        "set when it is claimed, from the judgments so far (conventions sec. 27.8), within the same budget.",
+    )
+    stop_rule = models.CharField(
+        max_length=10, choices=StopRule.choices, default=StopRule.NONE,
+        help_text="Preference studies: the goal, checked with anytime-valid confidence sequences after every set.",
+    )
+    stop_width = models.FloatField(
+        default=0.2, validators=[MinValueValidator(0.001), MaxValueValidator(1.0)],
+        help_text="Preference studies, rule 'width': the widest interval of a pair's win rate allowed (0-1).",
+    )
+    stop_alpha = models.FloatField(
+        default=0.05, validators=[MinValueValidator(0.0001), MaxValueValidator(0.5)],
+        help_text="Preference studies: the error rate of the stopping rule, over all pairs at once.",
+    )
+    stop_action = models.CharField(
+        max_length=10, choices=StopAction.choices, default=StopAction.NOTIFY,
+        help_text="Preference studies: what happens when the goal is reached.",
+    )
+    completed_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the study stopped itself on reaching its goal.",
+    )
     pairs_per_topic = models.PositiveSmallIntegerField(
         default=200, validators=[MinValueValidator(1)],
         help_text="Sentence preference studies: distinct sentence pairs drawn per topic (Zopf: 200).",

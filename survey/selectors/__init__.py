@@ -52,7 +52,9 @@ from survey.selectors.plans import (
 from survey.selectors.preference import (
     PlannedPreference,
     PlannedSentences,
+    PreferenceCases,
     below_gold_threshold,
+    preference_cases,
     preference_context,
     preference_plan,
     sentence_plan,
@@ -104,6 +106,8 @@ __all__ = [
     "judgment_export_rows",
     "median_seconds_per_pair",
     "participant_of_rater",
+    "PreferenceCases",
+    "preference_cases",
     "preference_context",
     "preference_plan",
     "rater_id",

@@ -72,12 +72,22 @@ def sentence_plan(*, study: Study) -> tuple[list[PlannedSentences], list[str]]:
     return planned, skipped
 
 
-def preference_plan(*, study: Study) -> tuple[list[PlannedPreference], list[str]]:
-    """What *Generate questionnaires* creates for a preference study (``survey.pairwise_design.preference_design``):
-    the cases are the (document, reader) pairs with a summary of every study system, in dataset order, of which the
-    design deals about ``pairs_per_questionnaire`` pairs to each case it uses; a case's items, in the order dealt,
-    are cut into questionnaires of ``pairs_per_questionnaire``. Also the cases left out
-    (in words). ValueError for fewer than two systems or no usable case."""
+@dataclass(frozen=True)
+class PreferenceCases:
+    """A preference study's systems (names, sorted; the reference left out), its cases (document, reader external
+    ids, dataset order) with a summary of every system, the summaries by (document, reader, system), the documents
+    and readers by external id, and how many cases lack some system's summary."""
+
+    systems: list[str]
+    cases: list[tuple[str, str]]
+    summaries: dict[tuple[str, str, str], Summary]
+    documents: dict[str, Document]
+    readers: dict[str, Reader]
+    partial: int
+
+
+def preference_cases(*, study: Study) -> PreferenceCases:
+    """The cases a preference study draws from (:class:`PreferenceCases`); ValueError for fewer than two systems."""
     systems = list(study.systems.exclude(name=REFERENCE_SYSTEM).order_by("name").values_list("name", flat=True))
     if len(systems) < 2:
         raise ValueError(f"study {study.slug!r} needs at least two systems to compare")
@@ -97,6 +107,18 @@ def preference_plan(*, study: Study) -> tuple[list[PlannedPreference], list[str]
                 cases.append((doc_id, reader_id))
             elif present:
                 partial += 1
+    return PreferenceCases(systems, cases, summaries, documents, readers, partial)
+
+
+def preference_plan(*, study: Study) -> tuple[list[PlannedPreference], list[str]]:
+    """What *Generate questionnaires* creates for a preference study (``survey.pairwise_design.preference_design``):
+    the cases are the (document, reader) pairs with a summary of every study system, in dataset order, of which the
+    design deals about ``pairs_per_questionnaire`` pairs to each case it uses; a case's items, in the order dealt,
+    are cut into questionnaires of ``pairs_per_questionnaire``. Also the cases left out
+    (in words). ValueError for fewer than two systems or no usable case."""
+    found = preference_cases(study=study)
+    systems, cases, summaries = found.systems, found.cases, found.summaries
+    documents, readers, partial = found.documents, found.readers, found.partial
     skipped = [f"{partial} (document, reader) cases lack a summary of some study system and were left out"
                ] if partial else []
     specs = pairwise_design.preference_design(cases, systems, cases_per_pair=study.cases_per_pair,

@@ -35,6 +35,7 @@ from survey.services.studies import (
     study_close,
     study_open,
     study_reopen_draft,
+    study_set_cases_per_pair,
 )
 from survey.services.submissions import (
     CHOICES,
@@ -68,4 +69,5 @@ __all__ = [
     "study_close",
     "study_open",
     "study_reopen_draft",
+    "study_set_cases_per_pair",
 ]

@@ -24,10 +24,14 @@ from survey.models import (
     Study,
     Summary,
 )
+from survey.services import adaptive
 from survey.services.errors import NoQuestionnaireAvailable, SurveyError
 from survey.services.studies import _key_maker, _token
 
 log = logging.getLogger(__name__)
+
+#: what a participant reads when no questionnaire is left for them
+NO_MORE = "Thank you! There are no more questionnaires for you in this study right now."
 
 
 def participant_register(
@@ -256,6 +260,10 @@ def assignment_claim(*, participant: Participant, now=None, presentation_seed: i
             .order_by("held", "position")
             .values_list("pk", flat=True)
         )
+    if adaptive.watches_stopping(study):  # the goal reached: the study stops itself (stop_action "stop")
+        adaptive.stop_if_reached(study, now)
+    if study.completed_at is not None:
+        raise NoQuestionnaireAvailable(adaptive.COMPLETE)
     for pk in candidates:
         try:
             with transaction.atomic():
@@ -280,4 +288,32 @@ def assignment_claim(*, participant: Participant, now=None, presentation_seed: i
             if current is not None:
                 return current
             continue
-    raise NoQuestionnaireAvailable("Thank you! There are no more questionnaires for you in this study right now.")
+    if adaptive.is_adaptive(study):
+        return _adaptive_claim(study, participant, now, presentation_seed)
+    raise NoQuestionnaireAvailable(NO_MORE)
+
+
+def _adaptive_claim(study: Study, participant: Participant, now, presentation_seed: int | None) -> Assignment:
+    """No free questionnaire in an adaptive study: draw the next set (``adaptive.adaptive_set_create``, the study
+    row locked) and give it to the participant, in one transaction. A concurrent claim of the same participant
+    waits for the lock and then finds this assignment (or, where locks are not available, loses on the one-live-
+    assignment constraint and returns the winner's)."""
+    try:
+        with transaction.atomic():
+            Study.objects.select_for_update().filter(pk=study.pk).first()
+            current = _live_assignment(participant, now)
+            if current is not None:
+                return current
+            questionnaire = adaptive.adaptive_set_create(study=study)
+            assignment = _new_assignment(study=study, questionnaire=questionnaire, participant=participant, slot=0,
+                                         now=now, presentation_seed=presentation_seed)
+            log.info("adaptive set drawn and claimed", extra={
+                "event": "assignment.claimed", "study": study.slug, "questionnaire": questionnaire.position,
+                "slot": 0, "participant": participant.pk,
+            })
+            return assignment
+    except IntegrityError:
+        current = _live_assignment(participant, now)
+        if current is not None:
+            return current
+        raise NoQuestionnaireAvailable(NO_MORE) from None

@@ -53,6 +53,8 @@ def questionnaires_generate(*, study: Study) -> design.DesignReport:
             "draft (close it and reopen it as a draft first)"
         )
     Questionnaire.objects.filter(study=study).delete()
+    if study.kind == Study.Kind.PREFERENCE and study.assignment == Study.AssignmentPolicy.ADAPTIVE:
+        return _adaptive_first_set(study)
     if study.kind == Study.Kind.PREFERENCE:
         return _preference_questionnaires(study)
     if study.kind == Study.Kind.SENTENCE_PREFERENCE:
@@ -75,6 +77,22 @@ def questionnaires_generate(*, study: Study) -> design.DesignReport:
             for i, ((a, b), same) in enumerate(zip(planned.pairs, planned.identical, strict=True))
         )
     return design.DesignReport([planned.spec for planned in plan.questionnaires], plan.skipped)
+
+
+def _adaptive_first_set(study: Study) -> design.DesignReport:
+    """An adaptive preference study's first set; the others are drawn as participants claim (conventions sec.
+    27.8)."""
+    from survey.services.adaptive import adaptive_set_create
+
+    try:
+        questionnaire = adaptive_set_create(study=study)
+    except ValueError as exc:
+        raise SurveyError(str(exc)) from None
+    systems = tuple(dict.fromkeys(str(name) for pair in questionnaire.preference_items.order_by("position")
+                                  .values_list("system_a__name", "system_b__name") for name in pair))
+    reader = questionnaire.reader_j.external_id if questionnaire.reader_j else ""
+    return design.DesignReport([design.QuestionnaireSpec(questionnaire.document.external_id, reader, reader, 0,
+                                                         systems)], [])
 
 
 def _preference_questionnaires(study: Study) -> design.DesignReport:
@@ -135,6 +153,25 @@ def study_apply_icopernicus_preset(*, study: Study, reference_first: bool = Fals
         setattr(study, field, value)
     study.reference_first = reference_first
     study.save(update_fields=[*ICOPERNICUS_PRESET, "reference_first"])
+    return study
+
+
+def study_set_cases_per_pair(*, study: Study, value: object) -> Study:
+    """A draft preference study's size, as picked from the design preview's power table (its questionnaires are
+    then generated again as usual). SurveyError for a value that is not a whole number from 1 to 10000, a study
+    that is not a draft or already has assignments."""
+    if study.kind != Study.Kind.PREFERENCE:
+        raise SurveyError("only a preference study has a number of cases per system pair")
+    if study.status != Study.Status.DRAFT or Assignment.objects.filter(questionnaire__study=study).exists():
+        raise SurveyError(f"study {study.slug!r} is not a draft without assignments: its size cannot change")
+    try:
+        number = int(str(value).strip())
+    except ValueError:
+        number = 0
+    if not 1 <= number <= 10000:
+        raise SurveyError(f"cases per system pair: give a whole number from 1 to 10000, not {value!r}")
+    study.cases_per_pair = number
+    study.save(update_fields=["cases_per_pair"])
     return study
 
 

@@ -86,6 +86,7 @@ def test_studies_with_progress(researcher_api, rated_study):
         "free_slots": progress.free_slots, "ratings_sets": progress.ratings_sets,
         "ratings_sets_needed": progress.ratings_sets_needed, "participants": progress.participants,
         "percent": progress.percent, "ratings_per_system": progress.ratings_per_system,
+        "ranking": None,  # a similarity study has no live ranking
     }
     assert detail["progress"] == expected
     assert progress.participants == 2 and progress.percent == 100.0

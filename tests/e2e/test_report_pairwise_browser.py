@@ -117,6 +117,14 @@ def test_pairwise_figures_render_and_follow_the_criterion(live_server, browser, 
         index = run.report["pairwise"]["judgments"]["criteria"].index(criterion)
         assert page.is_visible(f"#pairwise-wtl-{index}")
         assert page.locator(".pairwise-wtl:visible").count() == 1
+        # the ranking with rank ranges follows the switch too (conventions sec. 27.4)
+        assert page.is_visible(f"#pairwise-ranking-{index}") and page.locator(".pairwise-ranking:visible").count() == 1
+        best = min(board, key=lambda r: (r["rank"], r["system"]))
+        shown = page.locator(f"#pairwise-ranking-{index} tbody tr").first
+        assert shown.locator("th").inner_text() == best["system"]
+        assert shown.locator("td").first.inner_text() == (
+            str(best["rank_best"]) if best["rank_best"] == best["rank_worst"]
+            else f"{best['rank_best']}-{best['rank_worst']}")
         first = next(r for r in run.report["pairwise"]["wtl"] if r["criterion"] == criterion)
         assert page.locator(f"#pairwise-wtl-{index} tbody tr").first.locator("td").nth(2).inner_text() == \
             display.fmt_number(first["win"])

@@ -120,6 +120,11 @@ def test_the_api_lists_sets_and_runs_a_report_with_one(study):
     assert created.json()["judgment_set"] == "prefs" and created.json()["status"] == "done"
     report = api.get(f"/api/runs/{created.json()['id']}/report/").json()
     assert report["pairwise"]["judgments"]["games"] == 72
+    # rank ranges at the end of both leaderboards' rows (conventions sec. 27.4)
+    for rows in (report["pairwise"]["ratings"], report["tables"]["pairwise_ratings"], report["tables"]["scores"],
+                 report["leaderboard"]):
+        assert list(rows[0])[-3:] == ["rank", "rank_best", "rank_worst"]
+        assert all(1 <= row["rank_best"] <= row["rank"] <= row["rank_worst"] for row in rows)
     wrong = api.post("/api/runs/", {**request, "judgment_set": "nope"}, format="json")
     assert wrong.status_code == 400 and 'Unknown judgment set "nope" (known: prefs).' in wrong.json()["judgment_set"][0]
     scores = api.post("/api/runs/", {**request, "kind": "scores"}, format="json")

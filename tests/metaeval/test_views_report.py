@@ -170,8 +170,16 @@ def test_report_page_reads_in_words_and_one_number_format(client, report_run) ->
     html = client.get(f"/research/runs/{report_run.pk}/report/").content.decode()
     tables = report_run.report["tables"]
     # every table, the grid per coefficient, the alphas, the e-DINS section's table, the pairwise-accuracy view's
-    # three (system level, per document, close pairs)
-    assert html.count("<caption>") == len(tables) + 3 + 1 + 1 + 3
+    # three (system level, per document, close pairs), and the leaderboard's ranking per measure (rank ranges)
+    measures = list(dict.fromkeys(row["measure"] for row in report_run.report["leaderboard"]))
+    assert html.count("<caption>") == len(tables) + 3 + 1 + 1 + 3 + len(measures)
+    for index, measure in enumerate(measures):
+        board = [row for row in report_run.report["leaderboard"] if row["measure"] == measure]
+        table = html.split(f'id="leaderboard-ranks-{index}"')[1].split("</table>")[0]
+        best = min(board, key=lambda row: row["rank"])
+        shown = display.rank_range(best["rank_best"], best["rank_worst"])
+        assert re.search(rf"<td>{re.escape(shown)}</td><th scope=\"row\">{re.escape(escape(best['system']))}</th>",
+                         table), measure
     for name in tables:
         assert f"<caption><strong>{escape(display.caption(name)[0])}</strong></caption>" in html, name
     headings = re.findall(r"<th(?:\s[^>]*)?>(.*?)</th>", html, re.S)

@@ -146,6 +146,30 @@ def test_every_criterion_has_its_win_tie_loss_table_and_a_radio(client, pairwise
             assert figures[f"fig-pairwise-{figure}@{criterion}"]["layout"]["title"]["text"].endswith(f"· {name}")
 
 
+def test_every_criterion_has_its_ranking_with_rank_ranges_and_tied_bands(client, pairwise_run) -> None:
+    """Per criterion a ranking table (overall shown without JavaScript): best first, the Bradley-Terry rating, its
+    interval and the rank range as ``1-3`` computed from the stored intervals; tied rows marked."""
+    section = _section(_page(client, pairwise_run))
+    for index, criterion in enumerate(pairwise_run.report["pairwise"]["judgments"]["criteria"]):
+        opening = re.search(rf'<div class="scroll pairwise-ranking" data-criterion="{criterion}" '
+                            rf'id="pairwise-ranking-{index}"( hidden)?>', section)
+        assert opening and bool(opening.group(1)) is (criterion != "overall"), criterion
+        table = section[opening.end():].split("</table>", 1)[0]
+        stored = sorted((row for row in pairwise_run.report["pairwise"]["ratings"] if row["criterion"] == criterion),
+                        key=lambda row: (row["rank"], row["system"]))
+        shown = re.findall(r'<tr data-band="(\d+)"( data-tied="true")?><td>([^<]*)</td><th scope="row">([^<]*)</th>'
+                           r'<td class="num">([^<]*)</td>', table)
+        assert [(rank, system, value) for _, _, rank, system, value in shown] == [
+            (f"{row['rank_best']}" if row["rank_best"] == row["rank_worst"] else
+             f"{row['rank_best']}-{row['rank_worst']}", escape(row["system"]), display.fmt_number(row["bt"]))
+            for row in stored]
+        for row, (_, tied, *_rest) in zip(stored, shown, strict=True):
+            others = [r for r in stored if r is not row]
+            overlaps = any(r["rank_best"] <= row["rank_worst"] and row["rank_best"] <= r["rank_worst"]
+                           for r in others)
+            assert bool(tied) is overlaps  # a range that overlaps another's is in a tied band, and only such
+
+
 def test_headings_in_words_and_one_number_format(client, pairwise_run) -> None:
     html = _page(client, pairwise_run)
     for name in PAIRWISE_TABLES:

@@ -33,7 +33,8 @@ def form_data(dataset_pk: int, systems: list[int], **fields: Any) -> dict[str, A
         "systems_per_questionnaire": 5, "pair_mode": "all", "identical_pairs": "show", "attention_checks": 0,
         "criteria-name": [c["name"] for c in criteria], "criteria-question": [c["question"] for c in criteria],
         "pairs_per_questionnaire": 3, "cases_per_pair": 2, "examples_shown": 3, "gold_rate": 0,
-        "gold_threshold": "", "pairs_per_topic": 200, **fields,
+        "gold_threshold": "", "pairs_per_topic": 200, "assignment": "uniform", "stop_rule": "none",
+        "stop_width": 0.2, "stop_alpha": 0.05, "stop_action": "notify", **fields,
     }
 
 
@@ -42,7 +43,9 @@ def test_add_form_groups_fields_by_kind_with_a_box_per_scale_point_and_criteria_
     fieldsets = re.findall(r'<fieldset class="([^"]*)"[^>]*>.*?</fieldset>', page, re.S)
     kinds = [set(re.findall(r"kind-(\w+)", classes)) for classes in fieldsets if "study-kind" in classes]
     assert kinds == [{"similarity", "preference"}, {"similarity"}, {"preference", "sentence_preference"},
-                     {"preference"}, {"sentence_preference"}]
+                     {"preference"}, {"preference"}, {"sentence_preference"}]
+    # adaptive assignment and stopping: preference studies only (conventions sec. 27.8)
+    assert '<select name="assignment"' in page and '<select name="stop_rule"' in page
     assert 'src="/static/survey/admin_study.js"' in page
     for point, label in enumerate(DEFAULT_SCALE_LABELS, 1):
         assert f'name="scale_labels_{point}" id="id_scale_labels_{point}" value="{label}"' in page
@@ -57,10 +60,13 @@ def test_saving_a_preference_study_stores_the_rows(boss) -> None:
     systems = list(System.objects.filter(name__in=SYSTEM_NAMES[:3]).values_list("pk", flat=True))
     data = form_data(dataset.pk, systems, **{
         "criteria-name": ["clarity", "", "fit"], "criteria-question": ["Which is clearer?", "", "Which fits?"],
-        "scale_labels_3": "  somewhat similar  "})
+        "scale_labels_3": "  somewhat similar  ", "assignment": "adaptive", "stop_rule": "width",
+        "stop_width": 0.3, "stop_action": "stop"})
     response = boss.post("/admin/survey/study/add/", data)
     assert response.status_code == 302, response.content.decode()[-3000:]
     study = Study.objects.get(slug="ab")
+    assert (study.assignment, study.stop_rule, study.stop_width, study.stop_alpha, study.stop_action) == (
+        "adaptive", "width", 0.3, 0.05, "stop")
     assert study.criteria == [{"name": "clarity", "question": "Which is clearer?"},
                               {"name": "fit", "question": "Which fits?"}]  # the blank row is ignored
     assert study.scale_labels[2] == "somewhat similar" and len(study.scale_labels) == 6

@@ -124,3 +124,72 @@ def test_the_database_refuses_a_second_live_assignment():
     Assignment.objects.filter(pk=first.pk).update(released_at=first.claimed_at)
     second = participation._new_assignment(**claim)
     assert second.pk != first.pk
+
+
+def _adaptive_study(slug: str, per_pair: int):
+    from tests.survey.test_preference import preference_study
+
+    return preference_study(slug=slug, raters=1, per_pair=per_pair, per_q=3, docs=2, readers=2,
+                            assignment="adaptive")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_simultaneous_claims_of_an_adaptive_study_stay_within_its_budget():
+    """24 people at once on an adaptive study whose budget is 3 sets (3 pairs x 3 cases, 3 per set): each set is
+    drawn once under the study lock, at distinct positions, and three people get one each."""
+    from survey.models import Judgment
+    from tests.survey.test_preference import answers
+
+    study = _adaptive_study("aconc", per_pair=3)
+    participants = [services.participant_register(study=study) for _ in range(THREADS)]
+    outcome: Counter[str] = Counter()
+    lock = threading.Lock()
+
+    def claim_and_submit(participant: Participant) -> None:
+        try:
+            a = services.assignment_claim(participant=participant)
+        except services.NoQuestionnaireAvailable:
+            with lock:
+                outcome["refused"] += 1
+            return
+        services.judgments_submit(assignment_public_id=a.public_id, participant=participant, values=answers(a))
+        with lock:
+            outcome["done"] += 1
+
+    errors = run_in_threads(claim_and_submit, [(p,) for p in participants])
+    assert errors == []
+    assert outcome == {"done": 3, "refused": THREADS - 3}
+    positions = list(Questionnaire.objects.filter(study=study).values_list("position", flat=True))
+    assert len(positions) == len(set(positions)) <= 3
+    per_q = Counter(Assignment.objects.filter(completed_at__isnull=False).values_list("questionnaire_id", flat=True))
+    assert set(per_q.values()) == {1} and len(per_q) == outcome["done"]
+    assert Judgment.objects.count() == outcome["done"] * 3 * len(study.criteria)
+    # afterwards every set is drawn and handed out: the rest of the budget goes to the next claims, then none
+    while True:
+        try:
+            services.assignment_claim(participant=services.participant_register(study=study))
+        except services.NoQuestionnaireAvailable:
+            break
+    assert Questionnaire.objects.filter(study=study).count() == 3
+
+
+@pytest.mark.django_db(transaction=True)
+def test_simultaneous_starts_of_one_participant_on_an_adaptive_study_draw_one_set():
+    """The first set is held by someone else, so each of 8 simultaneous Starts of one participant would draw a new
+    set: one is drawn, and every claim returns the one assignment."""
+    study = _adaptive_study("adbl", per_pair=4)
+    services.assignment_claim(participant=services.participant_register(study=study))
+    participant = services.participant_register(study=study)
+    got: list[str] = []
+    lock = threading.Lock()
+
+    def claim() -> None:
+        assignment = services.assignment_claim(participant=participant)
+        with lock:
+            got.append(assignment.public_id)
+
+    errors = run_in_threads(claim, [() for _ in range(8)])
+    assert not errors, errors
+    live = Assignment.objects.filter(participant=participant, completed_at__isnull=True, released_at__isnull=True)
+    assert live.count() == 1 and set(got) == {live.get().public_id} and len(got) == 8
+    assert Questionnaire.objects.filter(study=study).count() == 2

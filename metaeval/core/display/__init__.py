@@ -52,6 +52,7 @@ from metaeval.core.display.page import (
     table_view,
 )
 from metaeval.core.display.pairs import bucket_name, judge_accuracy_view, pair_accuracy_view
+from metaeval.core.display.ranks import leaderboard_view, rank_range, ranked_rows, tied_bands
 from metaeval.core.display.warnings import (
     ascii_text,
     cell_flags,
@@ -91,10 +92,14 @@ __all__ = [
     "fmt_p",
     "is_p_column",
     "judge_accuracy_view",
+    "leaderboard_view",
     "measure_name",
     "method_name",
     "pair_accuracy_view",
     "pairwise_view",
     "probes_view",
+    "rank_range",
+    "ranked_rows",
     "table_view",
+    "tied_bands",
 ]

@@ -71,6 +71,8 @@ HEADINGS = {
     "low": "Lower bound", "high": "Upper bound", "n_items": "Rated pairs", "n_pairable_items": "Pairs rated twice+",
     "n_pairable_ratings": "Ratings of those pairs", "n_raters": "Raters", "n_anonymous_ratings": "Anonymous ratings",
     "duplicate_ratings": "Duplicate ratings",
+    # rank ranges (conventions sec. 27.4)
+    "rank": "Rank", "rank_best": "Best rank (interval)", "rank_worst": "Worst rank (interval)",
     # pairwise judgments (conventions sec. 17-18)
     "criterion": "Criterion", "elo": "Elo (file order)", "elo_median": "Elo, bootstrap median",
     "elo_ci_low": "Elo, 2.5th percentile", "elo_ci_high": "Elo, 97.5th percentile", "bt": "Bradley-Terry",
@@ -144,7 +146,8 @@ def column_heading(column: str, table: str | None = None) -> str:
 TABLES: dict[str, tuple[str, str]] = {
     "scores": ("Scores per system and measure",
                "PerSEval with its bootstrap interval over documents, EGISES, DEGRESS, accuracy distance and P-Acc; "
-               "HJ rows score the human ratings."),
+               "HJ rows score the human ratings. Rank, best and worst rank per measure: 1 + the systems whose "
+               "interval lies wholly above, to the systems less those wholly below."),
     "table_perseval": ("Table 1 · PerSEval per system",
                        "One column per measure and its rank (1 = highest PerSEval)."),
     "table_egises": ("Table 7 · EGISES per system",
@@ -183,7 +186,8 @@ TABLES: dict[str, tuple[str, str]] = {
                         "with itself; overall and per study."),
     "pairwise_ratings": ("Pairwise judgments · Elo and Bradley-Terry per criterion and system",
                          "Online Elo in file order, its bootstrap median and 2.5th-97.5th percentiles, Bradley-Terry "
-                         "with the same percentiles, and each system's games won, tied and lost."),
+                         "with the same percentiles, each system's games won, tied and lost, and its rank with the "
+                         "best and worst rank its Bradley-Terry interval allows."),
     "pairwise_wtl": ("Pairwise judgments · win/tie/loss per criterion and system pair",
                      "Per pair of systems, the share of their games that A won, tied and B won (percent of the "
                      "pair's games, unrounded) and the counts."),

@@ -18,6 +18,7 @@ from metaeval.core.display.numbers import (
     fmt_number,
     fmt_p,
 )
+from metaeval.core.display.ranks import ranked_rows
 from metaeval.core.display.warnings import cell_flags, correlation_warnings
 
 
@@ -162,9 +163,10 @@ def pairwise_view(report: Mapping[str, Any]) -> dict[str, Any] | None:
     """The pairwise section for the page (conventions sec. 17 item 11), or None when the report has none:
     ``judgments`` (read, invalid, games, systems: formatted), ``criteria`` (``criterion``, ``name``, ``selected``
     and its win/tie/loss ``rows`` as text: ``model_a``, ``model_b``, ``win``, ``tie``, ``loss``, ``cases``,
-    ``wins``, ``ties``, ``losses``), ``selected`` (``overall`` when present), ``settings`` (Elo, bootstrap,
-    consistency and seed, in words) and ``regularised`` (one sentence per criterion whose Bradley-Terry fit was
-    regularised)."""
+    ``wins``, ``ties``, ``losses``; ``ranking``: the Bradley-Terry leaderboard with rank ranges,
+    :func:`~metaeval.core.display.ranks.ranked_rows`), ``selected`` (``overall`` when present), ``settings``
+    (Elo, bootstrap, consistency and seed, in words) and ``regularised`` (one sentence per criterion whose
+    Bradley-Terry fit was regularised)."""
     section = report.get("pairwise")
     if not section:
         return None
@@ -179,8 +181,11 @@ def pairwise_view(report: Mapping[str, Any]) -> dict[str, Any] | None:
             "model_a": str(row.get("model_a")), "model_b": str(row.get("model_b")),
             **{key: fmt_number(row.get(key)) for key in ("win", "tie", "loss", "cases", "wins", "ties", "losses")},
         } for row in wtl if row.get("criterion") == criterion]
+        ratings = [row for row in section.get("ratings") or [] if row.get("criterion") == criterion]
+        ranking = (ranked_rows(ratings, value="bt", low="bt_ci_low", high="bt_ci_high")
+                   if ratings and all("rank_best" in row for row in ratings) else [])
         shown.append({"criterion": criterion, "name": criterion_name(criterion), "selected": criterion == selected,
-                      "rows": rows})
+                      "rows": rows, "ranking": ranking})
     percentiles = parameters.get("percentiles") or []
     low, high = (percentiles[0], percentiles[-1]) if percentiles else (None, None)
     sizes = ", ".join(_setting(size) for size in parameters.get("consistency_sizes") or [])

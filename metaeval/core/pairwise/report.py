@@ -3,7 +3,8 @@
 :func:`build_pairwise_report` turns a judgment table into what the report page draws and offers for download:
 
 - ``ratings``: the leaderboard of ``python -m metaeval pairwise`` (online Elo, its bootstrap median and 95 %
-  interval, Bradley-Terry with its 95 % interval, the game record), one row per (criterion, system);
+  interval, Bradley-Terry with its 95 % interval, the game record, then ``rank``, ``rank_best`` and ``rank_worst``
+  from the Bradley-Terry intervals, conventions sec. 27.4), one row per (criterion, system);
 - ``wtl``: win/tie/loss per criterion and system pair, in percent of cases (``--table wtl``);
 - ``win_fraction``: per criterion, ordered system pair (``system`` against ``opponent``) the share of their games
   that ``system`` won, a tie counting half: (wins + ties / 2) / games; the heatmap's cells;
@@ -39,6 +40,7 @@ from metaeval.core.pairwise.games import (
 from metaeval.core.pairwise.judge_accuracy import judge_accuracy
 from metaeval.core.pairwise.judgments import JudgmentTable
 from metaeval.core.pairwise.leaderboard import leaderboard
+from metaeval.core.planning.ranks import with_rank_columns
 
 __all__ = ["CONSISTENCY_SIZES", "TABLES", "NoGames", "build_pairwise_report", "win_fractions"]
 
@@ -113,6 +115,7 @@ def build_pairwise_report(
     :class:`NoGames` when no judgment makes a game."""
     games = require_games(table)
     board = leaderboard(games, params, n_boot=n_boot, seed=seed, regulariser=REGULARISER)
+    ratings = with_rank_columns(board.rows, group="criterion", value="bt", low="bt_ci_low", high="bt_ci_high")
     wtl = [row.as_row() for row in win_tie_loss(games)]
     fractions = win_fractions(games)
     consistency = _consistency(games, board.rows, sizes=sizes, repetitions=repetitions, seed=seed + 1)
@@ -126,14 +129,14 @@ def build_pairwise_report(
                        "consistency_repetitions": repetitions, "consistency_sizes": list(sizes),
                        "consistency_alpha": 0.05, "consistency_seed": seed + 1},
         "regularised": board.regularised,
-        "ratings": board.rows,
+        "ratings": ratings,
         "wtl": wtl,
         "win_fraction": fractions,
         "consistency": consistency,
     }
     section["judge_accuracy"], judge_rows = judge_accuracy(table, n_boot=n_boot, n_permutations=n_permutations,
                                                            confidence=confidence, seed=seed, params=params)
-    tables: dict[str, Any] = {"pairwise_ratings": board.rows, "pairwise_wtl": wtl,
+    tables: dict[str, Any] = {"pairwise_ratings": ratings, "pairwise_wtl": wtl,
                               "pairwise_win_fraction": fractions, "pairwise_consistency": consistency}
     if judge_rows:
         tables["pairwise_judge_accuracy"] = judge_rows

@@ -34,6 +34,7 @@ from metaeval.core.perseval.measure import Params
 from metaeval.core.perseval.pipeline import HUMAN_PREFIXES, Progress, ProgressEvent
 from metaeval.core.perseval.report_options import REPORT_OPTIONS
 from metaeval.core.perseval.report_pairs import pairs_section
+from metaeval.core.planning.ranks import with_rank_columns
 from metaeval.core.stats import raters as rater_stats
 from metaeval.core.stats import resampling
 
@@ -225,6 +226,9 @@ def _leaderboard(
                 "perseval_high": hi, "egises": score.egises, "degress": score.degress, "accuracy": score.accuracy,
                 "p_acc": score.p_acc, "documents": score.documents, "readers": score.readers,
             })
+    # rank ranges per measure from the bootstrap intervals (conventions sec. 27.4), at the end of each row
+    board = with_rank_columns(board, group="measure", value="value", low="low", high="high")
+    table = with_rank_columns(table, group="measure", value="perseval", low="perseval_low", high="perseval_high")
     return board, table
 
 

@@ -119,7 +119,9 @@
     });
   }
   function select(method) { switchTo("method", method, ".corr-warnings, .corr-grid, .beta-warnings", "data-method"); }
-  function selectCriterion(criterion) { switchTo("criterion", criterion, ".pairwise-wtl", "data-criterion"); }
+  function selectCriterion(criterion) {
+    switchTo("criterion", criterion, ".pairwise-wtl, .pairwise-ranking", "data-criterion");
+  }
   [["method", select], ["criterion", selectCriterion]].forEach(function (pair) {
     Array.prototype.forEach.call(document.querySelectorAll("input[name=" + pair[0] + "]"), function (input) {
       input.addEventListener("change", function () { if (input.checked) { pair[1](input.value); } });

@@ -49,7 +49,18 @@ def test_the_section_equals_the_functions_that_define_it():
     params = EloParams(k=4, scale=400, base=10, init=1000)
     section = build_pairwise_report(table(), seed=11, params=params, n_boot=50, repetitions=200, sizes=(5, 10, 50))
     games = play(table().judgments)
-    assert section["ratings"] == leaderboard(games, params, n_boot=50, seed=11).rows
+    board = leaderboard(games, params, n_boot=50, seed=11).rows
+    # the leaderboard's columns, then the rank range from the BT intervals (conventions sec. 27.4) at the end
+    assert [{k: v for k, v in row.items() if k not in ("rank", "rank_best", "rank_worst")}
+            for row in section["ratings"]] == board
+    assert list(section["ratings"][0])[-3:] == ["rank", "rank_best", "rank_worst"]
+    assert section["tables"]["pairwise_ratings"] == section["ratings"]
+    for row in section["ratings"]:
+        same = [r for r in section["ratings"] if r["criterion"] == row["criterion"]]
+        above = sum(r["bt_ci_low"] > row["bt_ci_high"] for r in same)
+        below = sum(r["bt_ci_high"] < row["bt_ci_low"] for r in same)
+        assert (row["rank_best"], row["rank_worst"]) == (1 + above, len(same) - below)
+        assert row["rank"] == 1 + sum(r["bt"] > row["bt"] for r in same)
     assert section["wtl"] == [row.as_row() for row in win_tie_loss(games)]
     assert section["judgments"] == {"source": "t.csv", "read": 61, "invalid": 1, "games": 60,
                                     "criteria": ["quality", "relevance", "overall"], "systems": ["A", "B", "C"]}
