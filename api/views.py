@@ -304,6 +304,22 @@ class StudyJudgeRuns(APIView):
         return Response(JudgeRunSerializer(_judge_run(study, run.pk)).data, status=status.HTTP_201_CREATED)
 
 
+class StudyJudgesVsPeople(APIView):
+    @extend_schema(
+        summary="Every LLM judge (and prompt version) of a preference study against its people",
+        description=(
+            "Per criterion and judge column: agreement (accuracy, Cohen's kappa, the human-human ceiling, position "
+            "and self-consistency, length bias), the agreement matrix, PPI and PPI++ estimates beside the "
+            "people-only ones, the alternative annotator test, style-controlled leaderboards "
+            "(docs/conventions.md sec. 28-29; docs/guide/judges.md). `error` says why there is nothing to compare "
+            "(no judge run or no participant yet); `versions` lists the columns' runs and prompt SHA-256."
+        ),
+        responses={200: OpenApiTypes.OBJECT, 404: _DETAIL, 409: _DETAIL, **_ERRORS}, tags=["studies"],
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        return Response(survey_selectors.study_versus(study=_preference_study(slug)))
+
+
 class JudgeEndpointList(APIView):
     @extend_schema(
         summary="The judge endpoints a judge run may use",

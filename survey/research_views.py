@@ -18,6 +18,9 @@ from django.views.decorators.http import require_http_methods
 
 from metaeval.core.io.fileio import ImporterError
 from metaeval.core.judges.prompts import DEFAULT_TEMPLATES, templates_json
+from metaeval.core.judges.versus import TABLES as VERSUS_TABLES
+from metaeval.core.judges.versus_view import versus_view
+from metaeval.core.pairwise.judgments import OVERALL
 from survey import exporting, import_jobs, import_selectors, judge_endpoints, judge_runs, selectors, services
 from survey.forms import DesignCostForm, JudgeRunForm, JudgmentFileForm
 from survey.models import ImportJob, JudgeRun, Study
@@ -295,3 +298,33 @@ def approvals_download(request: HttpRequest, slug: str) -> HttpResponse:
     response = HttpResponse(buffer.getvalue(), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{study.slug}-approvals.csv"'
     return response
+
+
+@researcher_required
+def judges_vs_people(request: HttpRequest, slug: str) -> HttpResponse:
+    """Every LLM judge (and prompt version) of a preference study against its people, one criterion at a time
+    (``?criterion=``, default ``overall``): ``survey.selectors.versus``."""
+    study = get_object_or_404(Study, slug=slug, kind=Study.Kind.PREFERENCE)
+    result = selectors.study_versus(study=study)
+    criteria = [*result["criteria"], OVERALL] if result["criteria"] else []
+    criterion = request.GET.get("criterion", OVERALL)
+    if criteria and criterion not in criteria:
+        return HttpResponse(f"criterion must be one of {', '.join(criteria)}, not {criterion!r}", status=400,
+                            content_type="text/plain")
+    return render(request, "research/judges_vs_people.html", {
+        "study": study, "result": result, "criteria": criteria, "criterion": criterion,
+        "view": versus_view(result, criterion), "tables": VERSUS_TABLES,
+    })
+
+
+@researcher_required
+def judges_vs_people_csv(request: HttpRequest, slug: str) -> HttpResponse | StreamingHttpResponse:
+    """One table of the judges-vs-people page (``?table=``, default ``agreement``) as CSV, every criterion."""
+    study = get_object_or_404(Study, slug=slug, kind=Study.Kind.PREFERENCE)
+    table = request.GET.get("table", "agreement")
+    if table not in VERSUS_TABLES:
+        return HttpResponse(f"table must be one of {', '.join(VERSUS_TABLES)}, not {table!r}", status=400,
+                            content_type="text/plain")
+    rows = selectors.study_versus(study=study)["tables"].get(table, [])
+    columns = list(dict.fromkeys(key for row in rows for key in row))
+    return _export_download(study, "csv", rows, columns, f"judges-vs-people-{table}")
