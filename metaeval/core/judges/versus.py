@@ -24,6 +24,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from metaeval.core.io.records import json_safe
 from metaeval.core.judges.agreement import agreement_rows
 from metaeval.core.judges.alt_test import DEFAULT_EPSILON, alt_test_rows
@@ -95,7 +97,8 @@ def _style(table: JudgmentTable, sources: dict[str, str], human_kind: str, style
         if not games:
             continue
         try:
-            board = style_leaderboard(games, style, n_boot=n_boot, seed=seed)
+            with np.errstate(over="ignore"):  # a bootstrap round's sigmoid saturates: harmless
+                board = style_leaderboard(games, style, n_boot=n_boot, seed=seed)
         except (StyleFitError, NoGames, ValueError) as exc:
             warnings.append(f"{source}: no style-controlled leaderboard: {exc}")
             continue
