@@ -88,6 +88,13 @@ def versus_view(result: Mapping[str, Any], criterion: str) -> dict[str, Any]:
     ppi = [{**row, "human_text": interval(row, "human"), "ppi_text": interval(row, "ppi"),
             "ppi_plus_text": interval(row, "ppi_plus"), "lambda_text": fmt(row.get("lambda"))}
            for row in _of(tables.get("ppi", []), criterion)]
+    notes = []
+    if ppi and not any(row.get("unlabeled") for row in ppi):
+        notes.append("PPI and PPI++ need items a judge judged and no person did; every judged item here has "
+                     "people's judgments too, so only the people-only estimates are given.")
+    if alt and not any(row.get("items") for row in alt):
+        notes.append("The alternative annotator test needs items judged by at least three people; there are none "
+                     "here, so it is untested.")
     style: list[dict[str, Any]] = []
     for source in sources:
         rows = sorted((row for row in _of(tables.get("style", []), criterion) if row["source"] == source),
@@ -99,4 +106,4 @@ def versus_view(result: Mapping[str, Any], criterion: str) -> dict[str, Any]:
     warnings = [line for line in result.get("warnings", []) if f" in {criterion}:" in line or "no style" in line]
     bias = [line for judge in judges if judge in agreement for line in _bias(judge, agreement[judge])]
     return {"judges": judges, "sources": sources, "metrics": metrics, "matrix": matrix, "alt_test": alt,
-            "ppi": ppi, "style": style, "warnings": warnings, "bias": bias}
+            "ppi": ppi, "style": style, "warnings": warnings, "bias": bias, "notes": notes}
