@@ -413,6 +413,7 @@ def _report_context(run: MetaevalRun, *, standalone: bool) -> dict[str, object]:
         "pairwise": display.pairwise_view(report), "probes": display.probes_view(report),
         "edins": display.edins_view(report), "pairs": display.pair_accuracy_view(report),
         "judge_accuracy": display.judge_accuracy_view(report), "figures": pair_figures(report),
+        "versus": display.judges_vs_people_view(report),
         "alphas": _alpha_rows(report), "confidence": _percent(report.get("parameters", {}).get("confidence")),
         "standalone": standalone, "base_template": "research/base.html",
         "plotly_src": PLOTLY_JS, "report_src": REPORT_JS,

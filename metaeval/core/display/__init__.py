@@ -50,7 +50,7 @@ from metaeval.core.display.page import (
     probes_view,
     table_view,
 )
-from metaeval.core.display.pairs import bucket_name, judge_accuracy_view, pair_accuracy_view
+from metaeval.core.display.pairs import bucket_name, judge_accuracy_view, judges_vs_people_view, pair_accuracy_view
 from metaeval.core.display.warnings import (
     ascii_text,
     cell_flags,
@@ -90,6 +90,7 @@ __all__ = [
     "fmt_p",
     "is_p_column",
     "judge_accuracy_view",
+    "judges_vs_people_view",
     "measure_name",
     "method_name",
     "pair_accuracy_view",
