@@ -1,4 +1,4 @@
-"""Judges against people on a preference study (issue 32; docs/conventions.md sec. 28-30): the study's stored
+"""Judges against people on a preference study (issue 32; docs/conventions.md sec. 28 items 9-11): the study's stored
 judgments as one judgment table, each judge *and prompt version* a column, and every number of
 :func:`metaeval.core.judges.versus.judges_vs_people` on it.
 

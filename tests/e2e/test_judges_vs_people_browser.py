@@ -17,8 +17,8 @@ from tests.e2e.test_report_browser import RESEARCHER_PASSWORD, _log_in
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 
-def _shares(text: str, what: str) -> tuple[int, int]:
-    match = re.search(rf"demo-llm-judge prefers {what} in (\d+) %.*?; the people in (\d+) %", text)
+def _shares(text: str, pattern: str) -> tuple[int, int]:
+    match = re.search(pattern, text)
     assert match, text
     return int(match.group(1)), int(match.group(2))
 
@@ -34,8 +34,10 @@ def test_the_demo_judges_biases_show_and_the_criterion_is_chosen_by_keyboard(liv
     page.click("#study-versus-link")
     expect(page.locator("h1")).to_contain_text("Judges vs people")
     bias = page.text_content("#versus-bias") or ""
-    first_judge, first_people = _shares(bias, "the text shown first")
-    longer_judge, longer_people = _shares(bias, "the longer text")
+    first_judge, first_people = _shares(bias, r"demo-llm-judge prefers the text shown first in (\d+) %.*?; the "
+                                              r"people in (\d+) %")
+    longer_judge, longer_people = _shares(bias, r"demo-llm-judge and the longer text: .*? is (\d+) % with the judge, "
+                                                r"(\d+) % with the people")
     assert first_judge > first_people and longer_judge >= longer_people + 10
     # the agreement table's columns: the people, then the judge; its bias rows beside the people's
     headers = page.locator("#agreement-table thead th").all_text_contents()

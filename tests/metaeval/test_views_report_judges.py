@@ -138,7 +138,7 @@ def test_the_judges_item_by_item_are_the_cores_numbers_and_on_the_page(client, s
     assert '<details class="versus-criterion" data-criterion="overall" open>' in html
     for part in ("agreement", "matrix", "alt-test", "ppi"):
         assert f'id="versus-overall-{part}-table"' in html and f'id="versus-quality-{part}-table"' in html
-    assert "gpt-judge prefers the longer text in" in html
+    assert "gpt-judge and the longer text: its mean score" in html
     download = client.get(f"/research/runs/{run.pk}/tables/pairwise_judges_ppi.csv")
     assert download.status_code == 200 and "ppi_plus" in download.content.decode().splitlines()[0]
 

@@ -22,7 +22,7 @@ AGREEMENT_METRICS = (
     ("position_consistency", "Position consistency (same verdict in both orders)", None),
     ("judge_first_shown", "Prefers the text shown first", "people_first_shown"),
     ("self_consistency", "Self-consistency over runs", None),
-    ("judge_longer", "Prefers the longer text", "human_longer"),
+    ("judge_longer", "The longer text's mean score with the judge", "human_longer"),
 )
 
 
@@ -55,9 +55,9 @@ def _bias(judge: str, row: Mapping[str, Any]) -> list[str]:
         lines.append(f"{judge} prefers the text shown first in {100 * row['judge_first_shown']:.0f} % of its "
                      f"decisive judgments; the people in {100 * row['people_first_shown']:.0f} %.")
     if row.get("judge_longer") is not None and row.get("human_longer") is not None:
-        lines.append(f"{judge} prefers the longer text in {100 * row['judge_longer']:.0f} % of the items; the "
-                     f"people in {100 * row['human_longer']:.0f} % ({row['length_items']} items whose texts' "
-                     f"lengths differ).")
+        lines.append(f"{judge} and the longer text: its mean score (a win 1, a tie 0.5) is "
+                     f"{100 * row['judge_longer']:.0f} % with the judge, {100 * row['human_longer']:.0f} % with the "
+                     f"people ({row['length_items']} items whose texts' lengths differ; 50 % is no preference).")
     return lines
 
 
@@ -75,7 +75,7 @@ def versus_view(result: Mapping[str, Any], criterion: str) -> dict[str, Any]:
         metrics.append({"key": key, "label": label, "people": people,
                         "cells": [fmt(agreement.get(judge, {}).get(key)) for judge in judges]})
         if people_key == "human_longer":
-            metrics.append({"key": "human_longer", "label": "People prefer the longer text (same items)",
+            metrics.append({"key": "human_longer", "label": "The longer text's mean score with the people",
                             "people": "", "cells": [fmt(agreement.get(judge, {}).get(people_key))
                                                     for judge in judges]})
     sources = [PEOPLE, *judges]
