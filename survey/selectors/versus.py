@@ -33,6 +33,10 @@ __all__ = ["NO_PROMPT", "JudgeColumn", "judge_columns", "study_judgment_table", 
 NO_PROMPT = "no prompt"
 #: how long a result is kept at most (a judgment edited in place, which the platform never does, shows after this)
 CACHE_SECONDS = 600
+#: the most judgments (participants' and judges', invalid ones included) the page computes in the request:
+#: about 8 s at 46,000 judgments on 2 busy cores (docs/conventions.md sec. 28 item 10); above it the page says
+#: how to get the numbers (the commands, or a report run on a worker)
+MAX_JUDGMENTS = 50_000
 #: the style fit's bootstrap rounds on the page (bounded work per view)
 PAGE_N_BOOT = 100
 
@@ -99,27 +103,37 @@ def study_style_data(*, study: Study) -> StyleData:
     return style_data_from_cases([case for _item, case in study_judge_cases(study=study)], file=f"study {study.slug}")
 
 
-def _fingerprint(study: Study, columns: list[JudgeColumn]) -> str:
+def _fingerprint(study: Study, columns: list[JudgeColumn]) -> tuple[str, int]:
+    """The fingerprint of the study's judgments (module docstring) and how many there are."""
     human = HumanJudgment.objects.filter(assignment__questionnaire__study=study,
                                          assignment__completed_at__isnull=False).aggregate(n=Count("id"), m=Max("id"))
     judged = JudgeJudgment.objects.filter(judge_run__study=study).aggregate(n=Count("id"), m=Max("id"))
     excluded = list(Participant.objects.filter(study=study, excluded=True).order_by("pk").values_list("pk", flat=True))
     state = [human, judged, excluded, [(c.column, c.templates_sha256, c.runs) for c in columns],
              [c["name"] for c in study.criteria]]
-    return hashlib.sha256(json.dumps(state, sort_keys=True, default=str).encode()).hexdigest()[:32]
+    digest = hashlib.sha256(json.dumps(state, sort_keys=True, default=str).encode()).hexdigest()[:32]
+    return digest, int(human["n"] or 0) + int(judged["n"] or 0)
 
 
 def study_versus(*, study: Study, n_boot: int = PAGE_N_BOOT) -> dict[str, Any]:
     """Every judge column of ``study`` against its people (:func:`judges_vs_people`) with ``versions`` (the
     columns' runs and prompt SHA-256) and ``error`` (why there is nothing to compare, else None); cached under
-    the study's judgment fingerprint."""
+    the study's judgment fingerprint. A study with more than :data:`MAX_JUDGMENTS` judgments is not computed: its
+    ``error`` says how to get the numbers."""
     columns = judge_columns(study=study)
-    key = f"judges-vs-people:{study.pk}:{n_boot}:{_fingerprint(study, columns)}"
+    fingerprint, judgments = _fingerprint(study, columns)
+    versions = [{"column": c.column, "name": c.name, "kind": c.kind, "templates_sha256": c.templates_sha256,
+                 "runs": list(c.runs), "judgments": c.judgments} for c in columns]
+    if judgments > MAX_JUDGMENTS:
+        return {"error": f"study {study.slug}: {judgments} judgments, more than the {MAX_JUDGMENTS} this page "
+                         "computes while you wait; download the judgments (participants and LLM judges) and run "
+                         "python -m metaeval agreement, ppi and alt-test on the file, or make a report from a "
+                         "judgment set of them (its pairwise section has these tables)",
+                "judges": [], "criteria": [], "tables": {}, "warnings": [], "versions": versions}
+    key = f"judges-vs-people:{study.pk}:{n_boot}:{fingerprint}"
     cached = cache.get(key)
     if cached is not None:
         return cached  # type: ignore[no-any-return]
-    versions = [{"column": c.column, "name": c.name, "kind": c.kind, "templates_sha256": c.templates_sha256,
-                 "runs": list(c.runs), "judgments": c.judgments} for c in columns]
     result: dict[str, Any]
     try:
         table = study_judgment_table(study=study, columns=columns)

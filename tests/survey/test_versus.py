@@ -138,3 +138,22 @@ def test_only_researchers_see_it(study):
     client.force_login(plain)
     assert client.get(url).status_code == 403
     assert client.get(f"/research/studies/{study.slug}/judges-vs-people.csv").status_code == 403
+
+
+def test_a_study_over_the_bound_is_not_computed_in_the_request(study, monkeypatch):
+    """The page's work is bounded: above MAX_JUDGMENTS judgments it computes nothing and says where the numbers
+    are (the commands, a report)."""
+    from survey.selectors import versus
+
+    total = 3 * 9 * 2 * 2 + 9 * 4 * 2 * 2
+    monkeypatch.setattr(versus, "MAX_JUDGMENTS", total - 1)
+    result = selectors.study_versus(study=study)
+    assert result["tables"] == {} and result["versions"][0]["column"] == "bulk-judge-0"
+    assert result["error"] == (f"study vs: {total} judgments, more than the {total - 1} this page computes while you "
+                               "wait; download the judgments (participants and LLM judges) and run python -m "
+                               "metaeval agreement, ppi and alt-test on the file, or make a report from a judgment "
+                               "set of them (its pairwise section has these tables)")
+    html = _researcher_client().get(f"/research/studies/{study.slug}/judges-vs-people/").content.decode()
+    assert 'id="versus-error"' in html and "more than the" in html
+    monkeypatch.setattr(versus, "MAX_JUDGMENTS", total)
+    assert selectors.study_versus(study=study)["error"] is None
