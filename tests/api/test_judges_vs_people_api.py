@@ -32,3 +32,12 @@ def test_json_errors(researcher_api):
     rating = Study.objects.create(slug="vs-rating", title="r", dataset=build_dataset(name="vs-r-data"))
     conflict = researcher_api.get(f"/api/studies/{rating.slug}/judges-vs-people/")
     assert conflict.status_code == 409 and "collects ratings" in conflict.json()["detail"]
+
+
+def test_sentence_studies_have_judge_runs_but_no_judges_vs_people(researcher_api, tmp_path):
+    from tests.survey.test_sentence_preference import sentence_study
+
+    study = sentence_study(tmp_path)
+    assert researcher_api.get(f"/api/studies/{study.slug}/judge-runs/").json() == []
+    refused = researcher_api.get(f"/api/studies/{study.slug}/judges-vs-people/")
+    assert refused.status_code == 409 and "sentence preference study" in refused.json()["detail"]
