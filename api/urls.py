@@ -21,6 +21,8 @@ urlpatterns = [
          name="study-judge-run-cancel"),
     path("studies/<str:slug>/judge-runs/<int:pk>/resume/", views.StudyJudgeRunAction.as_view(action="resume"),
          name="study-judge-run-resume"),
+    path("studies/<str:slug>/judges-vs-people/", views.StudyJudgesVsPeople.as_view(),
+         name="study-judges-vs-people"),
     path("judge-endpoints/", views.JudgeEndpointList.as_view(), name="judge-endpoint-list"),
     path("judgment-sets/", views.JudgmentSetList.as_view(), name="judgment-set-list"),
     path("runs/", views.RunList.as_view(), name="run-list"),

@@ -229,7 +229,7 @@ class StudyJudgments(APIView):
             "reader_id,review,excluded,review_note`; what `python -m metaeval pairwise` reads, leaving out the rows "
             "with `excluded` 1), streamed; `?as=csv` (default) or `?as=jsonl`. "
             "A sentence preference study gives Zopf's file instead (`topic,sentence_a,sentence_b,winner,judge,"
-            "shown_first,criterion,review,excluded,review_note`; what `python -m metaeval zopf` reads). "
+            "shown_first,criterion,judge_kind,review,excluded,review_note`; what `python -m metaeval zopf` reads). "
             "409 for a similarity study (its ratings are under `ratings/`)."
         ),
         parameters=[_EXPORT_FORMAT, OpenApiParameter(
@@ -252,9 +252,10 @@ class StudyJudgments(APIView):
         return _export_stream(study, fmt, rows, columns, "judgments")
 
 
-def _preference_study(slug: str) -> Study:
+def _judged_study(slug: str) -> Study:
+    """A study LLM judges answer: a preference or a sentence preference study (409 for a rating study)."""
     study = _study(slug)
-    if study.kind != Study.Kind.PREFERENCE:
+    if not study.is_pairwise:
         raise _Conflict(f'Study "{slug}" collects ratings, not judgments: see its ratings/.')
     return study
 
@@ -277,7 +278,7 @@ class StudyJudgeRuns(APIView):
         responses={200: JudgeRunSerializer(many=True), 404: _DETAIL, 409: _DETAIL, **_ERRORS}, tags=["studies"],
     )
     def get(self, request: Request, slug: str) -> Response:
-        study = _preference_study(slug)
+        study = _judged_study(slug)
         runs = [row.run for row in survey_selectors.study_judge_runs(study=study)]
         return Response(JudgeRunSerializer(runs, many=True).data)
 
@@ -294,7 +295,7 @@ class StudyJudgeRuns(APIView):
         tags=["studies"],
     )
     def post(self, request: Request, slug: str) -> Response:
-        study = _preference_study(slug)
+        study = _judged_study(slug)
         serializer = JudgeRunCreateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
@@ -305,6 +306,26 @@ class StudyJudgeRuns(APIView):
         except judge_runs.JudgeRunError as exc:
             raise ValidationError({"non_field_errors": [str(exc)]}) from exc
         return Response(JudgeRunSerializer(_judge_run(study, run.pk)).data, status=status.HTTP_201_CREATED)
+
+
+class StudyJudgesVsPeople(APIView):
+    @extend_schema(
+        summary="Every LLM judge (and prompt version) of a preference study against its people",
+        description=(
+            "Per criterion and judge column: agreement (accuracy, Cohen's kappa, the human-human ceiling, position "
+            "and self-consistency, length bias), the agreement matrix, PPI and PPI++ estimates beside the "
+            "people-only ones, the alternative annotator test, style-controlled leaderboards "
+            "(docs/conventions.md sec. 28-29; docs/guide/judges.md). `error` says why there is nothing to compare "
+            "(no judge run or no participant yet); `versions` lists the columns' runs and prompt SHA-256."
+        ),
+        responses={200: OpenApiTypes.OBJECT, 404: _DETAIL, 409: _DETAIL, **_ERRORS}, tags=["studies"],
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        study = _judged_study(slug)
+        if study.kind != Study.Kind.PREFERENCE:
+            raise _Conflict(f'Study "{slug}" is a sentence preference study; judges against people compare the '
+                            "items of a preference (A/B) study.")
+        return Response(survey_selectors.study_versus(study=study))
 
 
 class JudgeEndpointList(APIView):
@@ -322,7 +343,7 @@ class StudyJudgeRunDetail(APIView):
     @extend_schema(summary="One judge run", responses={200: JudgeRunSerializer, 404: _DETAIL, **_ERRORS},
                    tags=["studies"])
     def get(self, request: Request, slug: str, pk: int) -> Response:
-        return Response(JudgeRunSerializer(_judge_run(_preference_study(slug), pk)).data)
+        return Response(JudgeRunSerializer(_judge_run(_judged_study(slug), pk)).data)
 
 
 class StudyJudgeRunAction(APIView):
@@ -336,7 +357,7 @@ class StudyJudgeRunAction(APIView):
         tags=["studies"],
     )
     def post(self, request: Request, slug: str, pk: int) -> Response:
-        study = _preference_study(slug)
+        study = _judged_study(slug)
         run = _judge_run(study, pk)
         try:
             run = judge_runs.judge_run_cancel(run) if self.action == "cancel" else judge_runs.judge_run_resume(run)

@@ -155,7 +155,7 @@ def report_context(report: Mapping[str, Any], run: Any, *, standalone: bool) -> 
         "tables_html": mark_safe(_report_tables(report, run, key, standalone=standalone)),
         "correlation": display.correlation_view(report), "display": display.figure_texts(report),
         "pairwise": display.pairwise_view(report), "probes": display.probes_view(report),
-        "leaderboard_ranks": display.leaderboard_view(report),
+        "leaderboard_ranks": display.leaderboard_view(report), "versus": display.judges_vs_people_view(report),
         "edins": display.edins_view(report), "pairs": display.pair_accuracy_view(report),
         "judge_accuracy": display.judge_accuracy_view(report), "figures": mark_safe(_report_figures(report, key)),
         "alphas": _alpha_rows(report), "confidence": _percent(report.get("parameters", {}).get("confidence")),

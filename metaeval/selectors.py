@@ -9,8 +9,10 @@ from collections.abc import Iterable, Sequence
 from django.db.models import QuerySet
 
 from metaeval.core.io.corpus import Corpus, Document, RatingTable, systems_in_order
+from metaeval.core.io.fileio import decode_bytes
 from metaeval.core.io.loaders import ratings_from_rows
-from metaeval.core.pairwise.judgments import JudgmentTable, judgments_from_bytes
+from metaeval.core.pairwise.features import StyleData, parse_style_data
+from metaeval.core.pairwise.judgments import JSON_SUFFIXES, JudgmentTable, judgments_from_bytes
 from metaeval.models import JudgmentSet, MetaevalRun
 from survey.models import RATING_MAX, RATING_MIN, Assignment, Dataset, Study, Summary
 from survey.selectors import dataset_systems, participant_of_rater, rater_id, ratings_export_rows
@@ -145,6 +147,14 @@ def data_hash(*, corpus: Corpus, ratings: RatingTable | None = None, judgments_s
 def judgment_table(judgment_set: JudgmentSet) -> JudgmentTable:
     """The stored judgment file of ``judgment_set``, parsed as when it was imported."""
     return judgments_from_bytes(gzip.decompress(bytes(judgment_set.content)), judgment_set.file_name)
+
+
+def judgment_style(judgment_set: JudgmentSet) -> StyleData:
+    """The texts' lengths and other style features the stored judgment file carries (conventions sec. 29; empty
+    when it has none). Raises ``ImporterError`` naming the lines where a (case, system) has two values."""
+    name = judgment_set.file_name
+    text = decode_bytes(gzip.decompress(bytes(judgment_set.content)), name)
+    return parse_style_data(text, name, json_lines=name.lower().endswith(JSON_SUFFIXES))
 
 
 def judgment_sets() -> QuerySet[JudgmentSet]:

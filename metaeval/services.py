@@ -30,10 +30,12 @@ from django.utils import timezone
 
 from metaeval import leases, queue, selectors
 from metaeval.core.io.corpus import MissingSummary
+from metaeval.core.io.fileio import ImporterError
 from metaeval.core.io.records import run_document
 from metaeval.core.measures.cache import DistanceCache, open_cache
 from metaeval.core.measures.registry import MEASURES
 from metaeval.core.options import SEED_MAX
+from metaeval.core.pairwise.features import StyleData
 from metaeval.core.pairwise.games import criteria_games, require_games, systems_in_order
 from metaeval.core.pairwise.judgments import judgments_from_bytes
 from metaeval.core.pairwise.report import build_pairwise_report
@@ -172,11 +174,17 @@ def _execute(
             )
             if judgments is not None:
                 recorder(ProgressEvent("info", "report", "report: pairwise judgments"))
+                assert judgment_set is not None
+                try:
+                    style: StyleData | None = selectors.judgment_style(judgment_set)
+                except ImporterError as exc:  # the judgments themselves were read: go on without the lengths
+                    style = None
+                    recorder(ProgressEvent("info", "report", f"report: the judgments' lengths are left out: {exc}"))
                 section = build_pairwise_report(
                     judgments, seed=int(run.seed or 0) + PAIRWISE_SEED_OFFSET,
                     n_boot=int(run.report["parameters"]["n_boot"]),
                     n_permutations=int(run.report["parameters"]["n_permutations"]),
-                    confidence=float(run.report["parameters"]["confidence"]),
+                    confidence=float(run.report["parameters"]["confidence"]), style=style,
                 )
                 run.report["tables"].update(section.pop("tables"))
                 run.report["pairwise"] = section

@@ -34,6 +34,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from metaeval.core.pairwise.features import word_count
 from survey import selectors, services
 from survey.demo_strengths import first_wins
 from survey.models import RATING_MAX, RATING_MIN, Judgment, Participant, PreferenceItem, Rating, Study
@@ -46,6 +47,8 @@ _STOP = frozenset(
 #: simulated participant number -> how it rates when it is not careful (the others are careful)
 CARELESS = {5: "straight-liner", 11: "hurried", 17: "random"}
 #: median seconds a rater of each kind spends on one pair
+#: the simulated LLM judge's preference for the longer text: log-odds per unit of normalised length difference
+LENGTH_BIAS = 10.0
 SECONDS_PER_PAIR = {"careful": 20.0, "hurried": 8.0, "straight-liner": 3.0, "random": 4.0}
 
 
@@ -221,12 +224,16 @@ def simulate_preference(
 
 
 def simulated_judge_file(*, study: Study, strengths: dict[str, dict[str, float]], seed: int, runs: int = 4,
-                         name: str = "demo-llm-judge", position_bias: float = 0.4, invalid: float = 0.02) -> bytes:
+                         name: str = "demo-llm-judge", position_bias: float = 0.4, length_bias: float = LENGTH_BIAS,
+                         invalid: float = 0.02) -> bytes:
     """A judgment CSV of a simulated LLM judge over the study's items (what ``python -m metaeval judge`` writes
     and the LLM judges page imports as a file judge): each item ``runs`` times per criterion, the odd runs showing
-    ``model_a`` first; the text shown first wins with the Bradley-Terry probability of ``strengths`` plus
-    ``position_bias`` on the log scale (judges favour Text A), and a share ``invalid`` of the answers cannot be
-    read. Every draw comes from ``seed``, the item, the criterion and the run."""
+    ``model_a`` first; the text shown first wins with the Bradley-Terry probability of ``strengths`` plus two
+    known biases on the log scale: ``position_bias`` (judges favour Text A) and ``length_bias`` times the
+    normalised length difference (w_first - w_second) / (w_first + w_second) of the two texts in words (judges
+    favour the longer text; conventions sec. 29's length covariate). A share ``invalid`` of the answers cannot be
+    read. Every draw comes from ``seed``, the item, the criterion and the run. The judges-vs-people page shows
+    both biases against the simulated participants, who have neither."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(["case_id", "criterion", "model_a", "model_b", "winner", "judge", "judge_kind", "run",
@@ -238,7 +245,10 @@ def simulated_judge_file(*, study: Study, strengths: dict[str, dict[str, float]]
                 first, second = ((case.model_a, case.model_b) if shown_first == "model_a"
                                  else (case.model_b, case.model_a))
                 rng = random.Random(f"{seed}|judge|{case.case_id}|{case.model_a}|{case.model_b}|{criterion}|{run}")
-                p = first_wins(strengths[first][criterion] + position_bias, strengths[second][criterion])
+                words = {case.model_a: word_count(case.text_a), case.model_b: word_count(case.text_b)}
+                longer = (words[first] - words[second]) / max(1, words[first] + words[second])
+                p = first_wins(strengths[first][criterion] + position_bias + length_bias * longer,
+                               strengths[second][criterion])
                 other = "model_b" if shown_first == "model_a" else "model_a"
                 winner = "invalid" if rng.random() < invalid else (shown_first if rng.random() < p else other)
                 writer.writerow([case.case_id, criterion, case.model_a, case.model_b, winner, name, "llm", run,

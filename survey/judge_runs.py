@@ -28,6 +28,8 @@ from metaeval.core.judges.factory import judge_concurrency, judge_name
 from metaeval.core.judges.plan import DEFAULT_RUNS, PlanError, plan
 from metaeval.core.judges.prompts import (
     DEFAULT_TEMPLATES,
+    SENTENCE_TEMPLATES,
+    Template,
     TemplateError,
     check_templates,
     templates_from_json,
@@ -46,6 +48,7 @@ log = logging.getLogger(__name__)
 
 __all__ = [
     "JudgeRunError",
+    "default_templates",
     "judge_run_cancel",
     "judge_run_create",
     "judge_import_summary",
@@ -75,10 +78,17 @@ def _criteria_of(study: Study) -> list[str]:
 
 
 def _check_study(study: Study) -> None:
-    if study.kind != Study.Kind.PREFERENCE:
-        raise JudgeRunError(f"study {study.slug!r} is a {study.kind} study; judges answer preference studies")
+    if study.kind not in (Study.Kind.PREFERENCE, Study.Kind.SENTENCE_PREFERENCE):
+        raise JudgeRunError(f"study {study.slug!r} is a {study.kind} study; judges answer preference and sentence "
+                            "preference studies")
     if not study.questionnaires.exists():
         raise JudgeRunError(f"study {study.slug!r} has no questionnaires yet: generate them first")
+
+
+def default_templates(study: Study) -> Mapping[str, Template]:
+    """The prompt templates a run uses when none are given: AuPEL's for a preference study, Zopf's question
+    (``SENTENCE_TEMPLATES``) for a sentence preference study."""
+    return SENTENCE_TEMPLATES if study.kind == Study.Kind.SENTENCE_PREFERENCE else DEFAULT_TEMPLATES
 
 
 def judge_run_create(
@@ -106,7 +116,7 @@ def judge_run_create(
         if unknown:
             raise JudgeRunError(f"criteria: {', '.join(unknown)} not asked by study {study.slug!r} "
                                 f"(it asks {', '.join(_criteria_of(study))})")
-        parsed = templates_from_json(templates, "templates") if templates else dict(DEFAULT_TEMPLATES)
+        parsed = templates_from_json(templates, "templates") if templates else dict(default_templates(study))
         check_templates(parsed, chosen)
         cases = [case for _item, case in selectors.study_judge_cases(study=study)]
         total = len(plan(cases, chosen, runs))

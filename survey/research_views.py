@@ -17,13 +17,18 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
 from metaeval.core.io.fileio import ImporterError
-from metaeval.core.judges.prompts import DEFAULT_TEMPLATES, templates_json
+from metaeval.core.judges.prompts import templates_json
+from metaeval.core.judges.versus import TABLES as VERSUS_TABLES
+from metaeval.core.judges.versus_view import versus_view
+from metaeval.core.pairwise.judgments import OVERALL
 from survey import exporting, import_jobs, import_selectors, judge_endpoints, judge_runs, selectors, services
 from survey.forms import DesignCostForm, JudgeRunForm, JudgmentFileForm
 from survey.models import ImportJob, JudgeRun, Study
 from survey.selectors.adaptive import design_budget, power_table, study_ranking
 
 RESEARCHER_GROUP = "researcher"
+#: the study kinds LLM judges answer (their judges page, cases file and runs)
+JUDGED_KINDS = (Study.Kind.PREFERENCE, Study.Kind.SENTENCE_PREFERENCE)
 
 
 def is_researcher(user) -> bool:
@@ -105,7 +110,7 @@ def judgments_download(request: HttpRequest, slug: str, fmt: str) -> HttpRespons
 @researcher_required
 def judge_cases_download(request: HttpRequest, slug: str) -> HttpResponse:
     """The study's items as a cases file for ``python -m metaeval judge`` (JSON Lines)."""
-    study = get_object_or_404(Study, slug=slug, kind=Study.Kind.PREFERENCE)
+    study = get_object_or_404(Study, slug=slug, kind__in=JUDGED_KINDS)
     lines = [json.dumps(row, ensure_ascii=False) for row in selectors.judge_case_rows(study=study)]
     response = HttpResponse("".join(line + "\n" for line in lines), content_type="application/x-ndjson; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{study.slug}-cases.jsonl"'
@@ -123,7 +128,7 @@ def _judge_run_state(row: selectors.JudgeRunRow) -> dict[str, object]:
 @researcher_required
 def judge_runs_json(request: HttpRequest, slug: str) -> JsonResponse:
     """The study's judge runs' status and progress, for the judges page's live table."""
-    study = get_object_or_404(Study, slug=slug, kind=Study.Kind.PREFERENCE)
+    study = get_object_or_404(Study, slug=slug, kind__in=JUDGED_KINDS)
     return JsonResponse({"runs": [_judge_run_state(row) for row in selectors.study_judge_runs(study=study)]})
 
 
@@ -132,7 +137,7 @@ def judge_runs_json(request: HttpRequest, slug: str) -> JsonResponse:
 def study_judges(request: HttpRequest, slug: str) -> HttpResponse:
     """LLM judges of a preference study: start a run (sent to a worker), import judgments made elsewhere,
     cancel or resume a run, follow progress."""
-    study = get_object_or_404(Study, slug=slug, kind=Study.Kind.PREFERENCE)
+    study = get_object_or_404(Study, slug=slug, kind__in=JUDGED_KINDS)
     criteria = [criterion["name"] for criterion in study.criteria]
     endpoints = list(judge_endpoints.endpoints_available())
     form = JudgeRunForm(criteria=criteria, endpoints=endpoints)
@@ -184,7 +189,8 @@ def study_judges(request: HttpRequest, slug: str) -> HttpResponse:
         "import_jobs": import_selectors.study_import_jobs(study=study),
         "import_inline_max": settings.IMPORT_INLINE_MAX_BYTES,
         "items": study.questionnaires.aggregate(n=Count("preference_items"))["n"],
-        "default_templates": json.dumps(templates_json(DEFAULT_TEMPLATES), indent=2, ensure_ascii=False),
+        "default_templates": json.dumps(templates_json(judge_runs.default_templates(study)), indent=2,
+                                        ensure_ascii=False),
     }, status=400 if upload.errors else 200)  # a refused upload is a 400, as on the judgment sets page
 
 
@@ -317,3 +323,33 @@ def approvals_download(request: HttpRequest, slug: str) -> HttpResponse:
     response = HttpResponse(buffer.getvalue(), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{study.slug}-approvals.csv"'
     return response
+
+
+@researcher_required
+def judges_vs_people(request: HttpRequest, slug: str) -> HttpResponse:
+    """Every LLM judge (and prompt version) of a preference study against its people, one criterion at a time
+    (``?criterion=``, default ``overall``): ``survey.selectors.versus``."""
+    study = get_object_or_404(Study, slug=slug, kind=Study.Kind.PREFERENCE)
+    result = selectors.study_versus(study=study)
+    criteria = [*result["criteria"], OVERALL] if result["criteria"] else []
+    criterion = request.GET.get("criterion", OVERALL)
+    if criteria and criterion not in criteria:
+        return HttpResponse(f"criterion must be one of {', '.join(criteria)}, not {criterion!r}", status=400,
+                            content_type="text/plain")
+    return render(request, "research/judges_vs_people.html", {
+        "study": study, "result": result, "criteria": criteria, "criterion": criterion,
+        "view": versus_view(result, criterion), "tables": VERSUS_TABLES,
+    })
+
+
+@researcher_required
+def judges_vs_people_csv(request: HttpRequest, slug: str) -> HttpResponse | StreamingHttpResponse:
+    """One table of the judges-vs-people page (``?table=``, default ``agreement``) as CSV, every criterion."""
+    study = get_object_or_404(Study, slug=slug, kind=Study.Kind.PREFERENCE)
+    table = request.GET.get("table", "agreement")
+    if table not in VERSUS_TABLES:
+        return HttpResponse(f"table must be one of {', '.join(VERSUS_TABLES)}, not {table!r}", status=400,
+                            content_type="text/plain")
+    rows = selectors.study_versus(study=study)["tables"].get(table, [])
+    columns = list(dict.fromkeys(key for row in rows for key in row))
+    return _export_download(study, "csv", rows, columns, f"judges-vs-people-{table}")

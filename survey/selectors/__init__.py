@@ -1,6 +1,7 @@
 """Reads: what a participant sees, study progress, and the ratings table for export.
 
-Split by concern: ``corpus``, ``progress``, ``exports``, ``plans``, ``participants``, ``preference``, ``judges``."""
+Split by concern: ``corpus``, ``progress``, ``exports``, ``plans``, ``participants``, ``preference``, ``judges``,
+``versus`` (judges against people)."""
 from __future__ import annotations
 
 from survey.selectors.corpus import (
@@ -69,6 +70,11 @@ from survey.selectors.progress import (
     scale_choices,
     study_progress,
 )
+from survey.selectors.versus import (
+    judge_columns,
+    study_judgment_table,
+    study_versus,
+)
 
 __all__ = [
     "APPROVAL_COLUMNS",
@@ -103,6 +109,7 @@ __all__ = [
     "first_choice_shares",
     "holds_a_slot",
     "judge_case_rows",
+    "judge_columns",
     "judgment_export_rows",
     "median_seconds_per_pair",
     "participant_of_rater",
@@ -121,6 +128,8 @@ __all__ = [
     "study_judge_cases",
     "study_judge_runs",
     "study_judgment_file",
+    "study_judgment_table",
     "study_participants",
     "study_progress",
+    "study_versus",
 ]

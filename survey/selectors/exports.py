@@ -232,36 +232,51 @@ def _human_judgment_rows(study: Study, exclude_excluded: bool, cells: dict[int, 
 
 #: a sentence preference study's judgment file (docs/conventions.md sec. 18): the columns ``python -m metaeval zopf``
 #: reads (``sentence_a``/``sentence_b`` 0-based indexes into the topic's sentences, ``winner`` ``a`` or ``b``), then
-#: the rater, the sentence shown first and the criterion, then the rater's review (``REVIEW_COLUMNS``)
+#: the rater (or the LLM judge run's name), the sentence shown first, the criterion and ``judge_kind`` (``human`` or
+#: ``llm``), then the rater's review (``REVIEW_COLUMNS``; empty for an LLM judge's row)
 SENTENCE_JUDGMENT_COLUMNS = ("topic", "sentence_a", "sentence_b", "winner", "judge", "shown_first", "criterion",
-                             *REVIEW_COLUMNS)
+                             "judge_kind", *REVIEW_COLUMNS)
+_SIDE = {"model_a": "a", "model_b": "b"}
 
 
-def sentence_judgment_rows(*, study: Study, exclude_excluded: bool = False) -> Iterator[dict[str, object]]:
-    """A sentence preference study's judgments as Zopf judgment-file rows (``SENTENCE_JUDGMENT_COLUMNS``), in
-    submission order (assignment, then position on the page); one query, read as plain values."""
-    rows = Judgment.objects.filter(assignment__questionnaire__study=study, assignment__completed_at__isnull=False)
-    if exclude_excluded:
-        rows = rows.exclude(assignment__participant__excluded=True)
-    values = rows.order_by("assignment__completed_at", "assignment_id", "shown_position", "id").values_list(
-        "item__questionnaire__document__external_id", "item__sentence_a__position", "item__sentence_b__position",
-        "winner", "assignment__participant_id", "shown_first", "criterion", *_REVIEW_FIELDS)
-    side = {"model_a": "a", "model_b": "b"}
-    for topic, sentence_a, sentence_b, winner, participant, shown_first, criterion, *review in values.iterator(
-            chunk_size=2000):
-        yield {"topic": topic, "sentence_a": sentence_a, "sentence_b": sentence_b, "winner": side.get(winner, winner),
-               "judge": rater_id(participant), "shown_first": side[shown_first], "criterion": criterion,
-               **review_cells(*review)}
+def sentence_judgment_rows(*, study: Study, exclude_excluded: bool = False, source: str = "human"
+                           ) -> Iterator[dict[str, object]]:
+    """A sentence preference study's judgments as Zopf judgment-file rows (``SENTENCE_JUDGMENT_COLUMNS``): the
+    participants' (``source`` ``human`` or ``all``) in submission order (assignment, then position on the page),
+    then the LLM judge runs' (``llm`` or ``all``; oldest run first, in item, criterion and repeat order, ``invalid``
+    answers kept as ``invalid``). One query per kind, read as plain values."""
+    if source in ("all", "human"):
+        rows = Judgment.objects.filter(assignment__questionnaire__study=study, assignment__completed_at__isnull=False)
+        if exclude_excluded:
+            rows = rows.exclude(assignment__participant__excluded=True)
+        values = rows.order_by("assignment__completed_at", "assignment_id", "shown_position", "id").values_list(
+            "item__questionnaire__document__external_id", "item__sentence_a__position", "item__sentence_b__position",
+            "winner", "assignment__participant_id", "shown_first", "criterion", *_REVIEW_FIELDS)
+        for topic, sentence_a, sentence_b, winner, participant, shown_first, criterion, *review in values.iterator(
+                chunk_size=2000):
+            yield {"topic": topic, "sentence_a": sentence_a, "sentence_b": sentence_b,
+                   "winner": _SIDE.get(winner, winner), "judge": rater_id(participant),
+                   "shown_first": _SIDE[shown_first], "criterion": criterion, "judge_kind": "human",
+                   **review_cells(*review)}
+    if source in ("all", "llm"):
+        judged = JudgeJudgment.objects.filter(judge_run__study=study).order_by(
+            "judge_run__created_at", "judge_run_id", "item__questionnaire__position", "item__questionnaire_id",
+            "item__position", "criterion", "run").values_list(
+            "item__questionnaire__document__external_id", "item__sentence_a__position", "item__sentence_b__position",
+            "winner", "judge_run__name", "shown_first", "criterion")
+        for topic, sentence_a, sentence_b, winner, name, shown_first, criterion in judged.iterator(chunk_size=2000):
+            yield {"topic": topic, "sentence_a": sentence_a, "sentence_b": sentence_b,
+                   "winner": _SIDE.get(winner, winner), "judge": name, "shown_first": _SIDE.get(shown_first, ""),
+                   "criterion": criterion, "judge_kind": "llm", **_NO_REVIEW}
 
 
 def study_judgment_file(*, study: Study, exclude_excluded: bool = False, source: str = "all"
                         ) -> tuple[Iterator[dict[str, object]], tuple[str, ...]]:
     """The rows and columns of a pairwise study's judgment file: a preference study's (sec. 17,
-    :func:`judgment_export_rows`) or a sentence preference study's (sec. 18, :func:`sentence_judgment_rows`; it
-    has no judge runs, so ``source`` ``llm`` gives no row)."""
+    :func:`judgment_export_rows`) or a sentence preference study's (sec. 18, :func:`sentence_judgment_rows`)."""
     if study.kind == Study.Kind.SENTENCE_PREFERENCE:
         if source not in JUDGMENT_SOURCES:
             raise ValueError(f"source must be one of {', '.join(JUDGMENT_SOURCES)}, not {source!r}")
-        rows = sentence_judgment_rows(study=study, exclude_excluded=exclude_excluded) if source != "llm" else iter(())
-        return rows, SENTENCE_JUDGMENT_COLUMNS
+        return sentence_judgment_rows(study=study, exclude_excluded=exclude_excluded, source=source), \
+            SENTENCE_JUDGMENT_COLUMNS
     return judgment_export_rows(study=study, exclude_excluded=exclude_excluded, source=source), JUDGMENT_COLUMNS

@@ -17,10 +17,37 @@ from survey.models import (
 from survey.selectors.preference import _document_ids, _examples, _own_texts
 
 
+def sentence_name(position: int) -> str:
+    """A topic sentence as a judge case's "system": ``s`` and its 0-based index in the topic (``s3``)."""
+    return f"s{position}"
+
+
+def _sentence_cases(study: Study) -> list[tuple[int, JudgeCase]]:
+    """A sentence preference study's pairs as judge cases: ``case_id`` the topic id, ``model_a``/``model_b`` the
+    sentences' :func:`sentence_name` (``sentence_a`` the lower index), their texts, ``context`` the topic's name
+    and its sentences one per line (Zopf's S*), no examples."""
+    items = (PreferenceItem.objects.filter(questionnaire__study=study)
+             .select_related("questionnaire__document", "sentence_a", "sentence_b")
+             .order_by("questionnaire__position", "questionnaire_id", "position"))
+    cases: list[tuple[int, JudgeCase]] = []
+    for item in items:
+        if item.sentence_a is None or item.sentence_b is None:
+            continue
+        topic = item.questionnaire.document
+        cases.append((item.pk, JudgeCase(
+            case_id=topic.external_id, model_a=sentence_name(item.sentence_a.position),
+            model_b=sentence_name(item.sentence_b.position), text_a=item.sentence_a.text, text_b=item.sentence_b.text,
+            context=f"{topic.topic or topic.headline}\n\n{topic.body}", doc_id=topic.external_id)))
+    return cases
+
+
 def study_judge_cases(*, study: Study) -> list[tuple[int, JudgeCase]]:
     """A preference study's items as LLM-judge cases, in questionnaire and position order, with the item's id:
     ``case_id`` = ``doc_id/reader_id`` (as in the judgment export), ``model_a``/``model_b`` the item's systems and
-    their texts, ``context`` the article's body, ``examples`` the reader's example texts participants see."""
+    their texts, ``context`` the article's body, ``examples`` the reader's example texts participants see. A
+    sentence preference study's pairs: :func:`_sentence_cases`."""
+    if study.kind == Study.Kind.SENTENCE_PREFERENCE:
+        return _sentence_cases(study)
     items = list(
         PreferenceItem.objects.filter(questionnaire__study=study)
         .select_related("questionnaire__document", "questionnaire__reader_j", "system_a", "system_b",

@@ -18,6 +18,7 @@ from survey.models import (
     RATING_MIN,
     REFERENCE_SYSTEM,
     Assignment,
+    Document,
     Item,
     Participant,
     Questionnaire,
@@ -147,37 +148,58 @@ def _new_assignment(
 
 #: the criterion a gold pair has a known answer on (the reader's own headline is "more like the reader's")
 GOLD_CRITERION = "personalization"
+#: the second kind of gold pair: the reader's own headline against an unrelated article's headline is the more
+#: relevant text to this article
+GOLD_RELEVANCE_CRITERION = "relevance"
+#: the gold kinds in the order a set's gold pairs take turns: their criterion (docs/conventions.md sec. 19)
+GOLD_KINDS = (GOLD_CRITERION, GOLD_RELEVANCE_CRITERION)
+
+
+def gold_kinds(study: Study) -> list[str]:
+    """The gold kinds (their criteria, :data:`GOLD_KINDS` order) a study can have: those whose criterion it asks."""
+    asked = {c["name"] for c in study.criteria}
+    return [kind for kind in GOLD_KINDS if kind in asked]
 
 
 def gold_pair_count(study: Study, pairs: int) -> int:
     """Gold pairs in a set of ``pairs`` real pairs: round(gold_rate x pairs), at least one when the rate is above 0;
-    none when the study does not ask about personalization."""
-    if study.gold_rate <= 0 or GOLD_CRITERION not in {c["name"] for c in study.criteria}:
+    none when the study asks neither about personalization nor relevance."""
+    if study.gold_rate <= 0 or not gold_kinds(study):
         return 0
     return max(1, round(study.gold_rate * pairs))
 
 
 def _gold_pairs(study: Study, questionnaire: Questionnaire, count: int, rng: random.Random) -> list[dict[str, object]]:
-    """``count`` known-answer pairs for one set: the case reader's own headline (``user`` summary) of the document
-    against another reader's own headline of it, sides drawn at random; the right answer is the reader's own on
-    the personalization criterion. The texts are stored with the assignment. None when the document has no other
-    reader's headline or the reader has none (or the questionnaire, a topic's, has no reader)."""
+    """``count`` known-answer pairs for one set, the kinds of :func:`gold_kinds` taking turns (the first pair is of
+    the first kind): on personalization the case reader's own headline (``user`` summary) of the document against
+    another reader's own headline of it; on relevance the reader's own headline against the headline of another,
+    unrelated article of the dataset. Sides are drawn at random and the right answer is the reader's own on the
+    kind's criterion. The texts are stored with the assignment. A kind without a text to pair with is skipped;
+    none when the reader has no own headline (or the questionnaire, a topic's, has no reader)."""
     if questionnaire.reader_j_id is None:
         return []
     own = Summary.objects.filter(document_id=questionnaire.document_id, reader_id=questionnaire.reader_j_id,
                                  system__name=REFERENCE_SYSTEM).values_list("text", flat=True).first()
-    others = list(
-        Summary.objects.filter(document_id=questionnaire.document_id, system__name=REFERENCE_SYSTEM)
-        .exclude(reader_id=questionnaire.reader_j_id).order_by("pk").values_list("text", flat=True)
-    )
-    others = [text for text in others if own is not None and not same_text(text, own)]
-    if own is None or not others:
+    if own is None:
         return []
+    others: dict[str, list[str]] = {
+        GOLD_CRITERION: list(
+            Summary.objects.filter(document_id=questionnaire.document_id, system__name=REFERENCE_SYSTEM)
+            .exclude(reader_id=questionnaire.reader_j_id).order_by("pk").values_list("text", flat=True)),
+    }
+    kinds = gold_kinds(study)
+    if GOLD_RELEVANCE_CRITERION in kinds:
+        others[GOLD_RELEVANCE_CRITERION] = list(
+            Document.objects.filter(dataset_id=study.dataset_id).exclude(pk=questionnaire.document_id)
+            .exclude(headline="").order_by("pk").values_list("headline", flat=True))
+    usable = [kind for kind in kinds
+              if [text for text in others.get(kind, []) if not same_text(text, own)]]
     pairs: list[dict[str, object]] = []
-    for _ in range(count):
-        other = rng.choice(others)
+    for number in range(count if usable else 0):
+        kind = usable[number % len(usable)]
+        other = rng.choice([text for text in others[kind] if not same_text(text, own)])
         own_first = rng.random() < 0.5
-        pairs.append({"gold": GOLD_CRITERION, "first": own if own_first else other,
+        pairs.append({"gold": kind, "first": own if own_first else other,
                       "second": other if own_first else own, "answer": "a" if own_first else "b"})
     return pairs
 

@@ -31,6 +31,7 @@ PATHS = [
     "/api/studies/{slug}/ratings/",
     "/api/studies/{slug}/judgments/",
     "/api/studies/{slug}/judge-runs/",
+    "/api/studies/{slug}/judges-vs-people/",
     "/api/studies/{slug}/judge-runs/{id}/",
     "/api/studies/{slug}/judge-runs/{id}/cancel/",
     "/api/studies/{slug}/judge-runs/{id}/resume/",

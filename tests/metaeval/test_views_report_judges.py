@@ -94,3 +94,59 @@ def test_a_set_without_named_judges_says_why(client, study) -> None:
     html = _section(_page(client, run))
     assert f'<p class="muted" id="judge-accuracy-note">{note}</p>' in html
     assert 'id="judge-accuracy-table"' not in html
+
+
+def with_lengths(data: bytes) -> bytes:
+    """The judgment file with the texts' lengths: a system's text on every case is as long as its place in
+    SYSTEMS (1 to 5 words), so the better systems write shorter texts."""
+    lines = data.decode().splitlines()
+    out = [lines[0] + ",length_a,length_b"]
+    for line in lines[1:]:
+        cells = line.split(",")
+        out.append(line + f",{SYSTEMS.index(cells[2]) + 1},{SYSTEMS.index(cells[3]) + 1}")
+    return ("\n".join(out) + "\n").encode()
+
+
+def test_the_judges_item_by_item_are_the_cores_numbers_and_on_the_page(client, study) -> None:
+    """The pairwise section's judges-vs-people part (issue 32): the tables ``pairwise_judges_*`` are
+    :func:`judges_vs_people` of the same file and its lengths, with the report's bootstrap size, seed and
+    confidence; the page shows them per criterion, overall open."""
+    from metaeval.core.judges.versus import judges_vs_people
+    from metaeval.core.pairwise.features import parse_style_data
+    from metaeval.core.pairwise.report import VERSUS_TABLES
+
+    rate_all(study, participants=2)
+    data = with_lengths(people_and_judge(cases=6))
+    run = _report(study, services.judgment_set_import(name="pj-lengths", data=data, file_name="pjl.csv"))
+    parameters = run.report["parameters"]
+    section = run.report["pairwise"]["judges_vs_people"]
+    assert section["judges"] == ["gpt-judge"] and section["n_boot"] == parameters["n_boot"]
+    assert section["alpha"] == pytest.approx(1 - parameters["confidence"])
+    expected = judges_vs_people(judgments_from_bytes(data, "pjl.csv"), parse_style_data(data.decode(), "pjl.csv",
+                                json_lines=False), alpha=section["alpha"], n_boot=section["n_boot"],
+                                seed=section["seed"])
+    for name, table in VERSUS_TABLES.items():
+        if expected["tables"][name]:
+            assert run.report["tables"][table] == expected["tables"][name], name
+        else:
+            assert table not in run.report["tables"]
+    agreement = {row["criterion"]: row for row in run.report["tables"]["pairwise_judges_agreement"]}
+    assert agreement["overall"]["length_items"] > 0 and agreement["overall"]["ceiling_items"] > 0
+    assert {row["source"] for row in run.report["tables"]["pairwise_judges_style"]} == {"people", "gpt-judge"}
+    html = _section(_page(client, run))
+    assert html.count('class="versus-criterion"') == 3
+    assert '<details class="versus-criterion" data-criterion="overall" open>' in html
+    for part in ("agreement", "matrix", "alt-test", "ppi"):
+        assert f'id="versus-overall-{part}-table"' in html and f'id="versus-quality-{part}-table"' in html
+    assert "gpt-judge and the longer text: its mean score" in html
+    download = client.get(f"/research/runs/{run.pk}/tables/pairwise_judges_ppi.csv")
+    assert download.status_code == 200 and "ppi_plus" in download.content.decode().splitlines()[0]
+
+
+def test_a_set_without_a_judge_has_no_judges_item_by_item(client, study) -> None:
+    rate_all(study, participants=2)
+    run = _report(study, services.judgment_set_import(name="prefs-only", data=judgments(), file_name="p.csv"))
+    assert not any(name.startswith("pairwise_judges_") for name in run.report["tables"])
+    note = run.report["pairwise"]["judges_vs_people"]["note"]
+    assert note.startswith("Judges against people need both a judge and people: p.csv: no judge other than")
+    assert 'id="judges-vs-people-note"' in _section(_page(client, run))

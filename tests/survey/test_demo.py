@@ -248,3 +248,27 @@ def test_every_participant_page_of_the_demo_is_blind(demo_loaded):
             assert word.lower() not in lowered, word
         # no database ids of items or summaries in any field name or attribute
         assert not re.search(r'name="(item|summary|system)[-_]?\d', lowered)
+
+
+def test_the_demo_judges_known_biases_show_on_the_judges_vs_people_page(demo_loaded):
+    """The simulated judge of demo-ab prefers the text shown first and the longer text (survey.demo's
+    position_bias and LENGTH_BIAS); the simulated participants have neither bias. The page's numbers show both,
+    and style control puts the judge's leaderboard back in the people's order at the bottom."""
+    from survey import selectors
+
+    study = Study.objects.get(slug="demo-ab")
+    result = selectors.study_versus(study=study)
+    overall = next(row for row in result["tables"]["agreement"] if row["criterion"] == "overall")
+    assert overall["judge"] == "demo-llm-judge" and overall["items"] == 108
+    assert overall["judge_first_shown"] > overall["people_first_shown"] + 0.05
+    assert overall["judge_longer"] > overall["human_longer"] + 0.1 and overall["length_items"] > 90
+    boards = {}
+    for row in result["tables"]["style"]:
+        if row["criterion"] == "overall":
+            boards.setdefault(row["source"], {})[row["system"]] = (row["rank_nostyle"], row["rank_style"])
+    # the baseline, whose headlines are the longest (15.6 words on average, the others 10.7 to 12), climbs the
+    # judge's plain board; style control sends it last, where the people put it
+    assert boards["demo-llm-judge"]["LeadLineBaseline"][0] < 4 and boards["demo-llm-judge"]["LeadLineBaseline"][1] == 4
+    assert boards["people"]["LeadLineBaseline"] == (4, 4)
+    assert any(line.startswith("demo-llm-judge: style control changes the order in overall")
+               for line in result["warnings"])

@@ -32,7 +32,8 @@ pytestmark = pytest.mark.django_db
 REVIEW = ["review", "excluded", "review_note"]
 JUDGMENT_COLUMNS = ["case_id", "criterion", "model_a", "model_b", "winner", "judge", "judge_kind", "run",
                     "shown_first", "doc_id", "reader_id", *REVIEW]
-SENTENCE_COLUMNS = ["topic", "sentence_a", "sentence_b", "winner", "judge", "shown_first", "criterion", *REVIEW]
+SENTENCE_COLUMNS = ["topic", "sentence_a", "sentence_b", "winner", "judge", "shown_first", "criterion", "judge_kind",
+                    *REVIEW]
 RATING_COLUMNS = ["doc_id", "system", "uid1", "uid2", "rating", "rater", "study", "questionnaire", "shown_position",
                   "swapped", "claimed_at", "completed_at", "rated_at", "automatic", *REVIEW]
 
@@ -105,7 +106,7 @@ def reference_sentence_judgments(study: Study) -> Iterator[dict]:
             yield {"topic": j.item.questionnaire.document.external_id, "sentence_a": j.item.sentence_a.position,
                    "sentence_b": j.item.sentence_b.position, "winner": side.get(j.winner, j.winner),
                    "judge": f"P{assignment.participant_id}", "shown_first": side[j.shown_first],
-                   "criterion": j.criterion, **_review(assignment.participant)}
+                   "criterion": j.criterion, "judge_kind": "human", **_review(assignment.participant)}
 
 
 def reference_ratings(study: Study) -> Iterator[dict]:

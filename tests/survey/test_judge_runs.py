@@ -221,11 +221,11 @@ def test_bad_run_settings_are_refused_and_nothing_is_stored(options, message, st
     assert not JudgeRun.objects.exists() and not stub.requests
 
 
-def test_only_preference_studies_with_questionnaires_have_judges(stub):
+def test_only_preference_and_sentence_studies_with_questionnaires_have_judges(stub):
     from tests.conftest import build_dataset, build_study
 
     similarity = build_study(build_dataset(name="sim"), slug="sim")
-    with pytest.raises(judge_runs.JudgeRunError, match="judges answer preference studies"):
+    with pytest.raises(judge_runs.JudgeRunError, match="judges answer preference and sentence preference studies"):
         judge_runs.judge_run_create(study=similarity, endpoint=stub_endpoint(stub).name, launch=False)
 
 

@@ -118,3 +118,33 @@ def test_the_gold_exclusion_needs_a_threshold():
     study = preference_study()
     with pytest.raises(services.SurveyError, match="Set the study's gold threshold first"):
         services.participants_exclude_below_gold(study=study)
+
+
+def test_a_second_gold_kind_the_readers_own_headline_against_an_unrelated_article():
+    """Issue 32: gold pairs take turns between two kinds: on personalization another reader's headline of the same
+    article, on relevance an unrelated article's headline (the reader's own is the more relevant); each scored on
+    its own criterion. A study that asks only relevance gets only the second kind."""
+    study = preference_study(slug="gold2", gold_rate=0.67)
+    assert services.gold_kinds(study) == ["personalization", "relevance"]
+    participant, assignment = _claim(study)
+    gold = [e for e in assignment.presentation if "gold" in e]
+    assert [e["gold"] for e in gold] == ["personalization", "relevance"]
+    q = assignment.questionnaire
+    own = f"gold headline {q.document.external_id[1:]} written by reader {q.reader_j.external_id}"
+    unrelated = gold[1]
+    shown_own = unrelated["first"] if unrelated["answer"] == "a" else unrelated["second"]
+    other = unrelated["second"] if unrelated["answer"] == "a" else unrelated["first"]
+    headlines = set(q.document.dataset.documents.exclude(pk=q.document_id).values_list("headline", flat=True))
+    assert shown_own == own and other in headlines and other != q.document.headline
+    # scored on its own criterion: right on relevance, wrong on personalization
+    wrong = {"a": "b", "b": "a"}
+    values = answers(assignment, lambda e, c: (str(e["answer"]) if e.get("gold") == "relevance"
+                                               else wrong[str(e["answer"])]) if "gold" in e else "a")
+    services.judgments_submit(assignment_public_id=assignment.public_id, participant=participant, values=values)
+    assignment.refresh_from_db()
+    assert [(a["criterion"], a["passed"]) for a in assignment.attention] == [("personalization", False),
+                                                                            ("relevance", True)]
+    only_relevance = preference_study(slug="gold-rel", gold_rate=0.34, criteria=[
+        {"name": "relevance", "question": "Which fits the article better?"}])
+    _participant, claimed = _claim(only_relevance)
+    assert [e["gold"] for e in claimed.presentation if "gold" in e] == ["relevance"]

@@ -159,7 +159,8 @@ def test_the_study_and_design_pages_and_downloads(tmp_path, client: Client, djan
     download = researcher_client.get(f"/research/studies/{study.slug}/judgments.csv")
     assert download.status_code == 200
     assert download.getvalue().decode().splitlines() == [",".join(selectors.SENTENCE_JUDGMENT_COLUMNS)]
-    assert researcher_client.get(f"/research/studies/{study.slug}/judges/").status_code == 404
+    judges = researcher_client.get(f"/research/studies/{study.slug}/judges/")  # LLM judges answer Zopf's question
+    assert judges.status_code == 200 and "which sentence matters more to the topic" in judges.content.decode()
 
 
 def solo_study(tmp_path: Path, slug: str) -> Study:

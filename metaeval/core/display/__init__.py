@@ -51,7 +51,7 @@ from metaeval.core.display.page import (
     probes_view,
     table_view,
 )
-from metaeval.core.display.pairs import bucket_name, judge_accuracy_view, pair_accuracy_view
+from metaeval.core.display.pairs import bucket_name, judge_accuracy_view, judges_vs_people_view, pair_accuracy_view
 from metaeval.core.display.ranks import leaderboard_view, rank_range, ranked_rows, tied_bands
 from metaeval.core.display.warnings import (
     ascii_text,
@@ -92,6 +92,7 @@ __all__ = [
     "fmt_p",
     "is_p_column",
     "judge_accuracy_view",
+    "judges_vs_people_view",
     "leaderboard_view",
     "measure_name",
     "method_name",

@@ -207,6 +207,22 @@ TABLES: dict[str, tuple[str, str]] = {
                                 "(tie-calibrated) and soft pairwise accuracy of the systems' mean game scores, with "
                                 "bootstrap intervals over cases, and the Bradley-Terry leaderboards' accuracy and "
                                 "acc_eq (conventions sec. 26)."),
+    "pairwise_judges_agreement": ("Pairwise judgments · each judge against the people, item by item",
+                                  "Per judge and criterion: accuracy and Cohen's kappa of the judge's verdicts against "
+                                  "the people's, the people's own agreement (the ceiling), position and "
+                                  "self-consistency, position and length bias beside the people's (sec. 28)."),
+    "pairwise_judges_matrix": ("Pairwise judgments · agreement matrix",
+                               "Per criterion and pair of sources (the people, each judge): the share of the items "
+                               "both judged on which their verdicts agree."),
+    "pairwise_judges_ppi": ("Pairwise judgments · people-only, PPI and PPI++ system scores",
+                            "Per judge, criterion and system: the mean game score from the people alone, and the "
+                            "prediction-powered estimates that add the judge's games (sec. 28)."),
+    "pairwise_judges_alt_test": ("Pairwise judgments · may the judge replace the people?",
+                                 "The alternative annotator test per judge and criterion: winning rate omega and "
+                                 "the verdict (sec. 28)."),
+    "pairwise_judges_style": ("Pairwise judgments · style-controlled leaderboards",
+                              "Per source (the people, each judge): Bradley-Terry without and with the length "
+                              "covariate, with both ranks (sec. 29)."),
     "probe_grid": ("Prompt probes · EGISES per model and prompt style",
                    "iCOPERNICUS: each MODEL:STYLE system's EGISES (lower is more personalised)."),
     "probe_rows": ("Prompt probes · each model's probes",

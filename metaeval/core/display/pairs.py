@@ -11,7 +11,7 @@ from metaeval.core.display.names import measure_name
 from metaeval.core.display.numbers import MISSING, _real, fmt_number
 from metaeval.core.display.page import criterion_name
 
-__all__ = ["bucket_name", "judge_accuracy_view", "pair_accuracy_view"]
+__all__ = ["bucket_name", "judge_accuracy_view", "judges_vs_people_view", "pair_accuracy_view"]
 
 
 def _interval(row: Mapping[str, Any], name: str) -> str:
@@ -99,3 +99,24 @@ def judge_accuracy_view(report: Mapping[str, Any]) -> dict[str, Any] | None:
     return {"systems": systems, "note": str(section.get("note") or ""),
             "human_kind": str(section.get("human_kind") or ""), "n_boot": fmt_number(section.get("n_boot")),
             "n_permutations": fmt_number(section.get("n_permutations")), "seed": str(section.get("seed", MISSING))}
+
+
+def judges_vs_people_view(report: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The pairwise section's judges against people item by item (conventions sec. 28-29; the same tables as the
+    study's judges-vs-people page, :func:`metaeval.core.judges.versus_view.versus_view`), one entry per criterion
+    and ``overall``; None when the report has no such part, ``note`` alone when it says why there is nothing."""
+    from metaeval.core.judges.versus_view import versus_view
+    from metaeval.core.pairwise.report import VERSUS_TABLES
+
+    section = (report.get("pairwise") or {}).get("judges_vs_people")
+    if not section:
+        return None
+    if not section.get("judges"):
+        return {"note": str(section.get("note") or ""), "criteria": []}
+    tables = report.get("tables") or {}
+    result = {**section, "tables": {name: tables.get(table, []) for name, table in VERSUS_TABLES.items()}}
+    criteria = [*section.get("criteria", []), "overall"]
+    return {"note": "", "judges": section["judges"], "epsilon": section.get("epsilon"),
+            "alpha": section.get("alpha"), "n_boot": section.get("n_boot"),
+            "criteria": [{"name": criterion, "label": criterion_name(criterion), "view": versus_view(result, criterion)}
+                         for criterion in criteria]}

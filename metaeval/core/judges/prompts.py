@@ -26,6 +26,8 @@ __all__ = [
     "CRITERIA",
     "DEFAULT_TEMPLATES",
     "PLACEHOLDERS",
+    "SENTENCE_CRITERION",
+    "SENTENCE_TEMPLATES",
     "Message",
     "Template",
     "TemplateError",
@@ -86,6 +88,23 @@ DEFAULT_TEMPLATES: dict[str, Template] = {
              "of the two texts that follow that person is more likely to have written, judging by word choice, "
              "tone, sentence style and the views expressed. Do not judge quality or topic.\n\n"
              "Texts by this person:\n{examples}\n\n"
+             "Text A:\n{first}\n\nText B:\n{second}\n\n" + _ANSWER,
+    ),
+}
+
+
+#: the criterion of a sentence preference study (Zopf's one question; ``survey.models.SENTENCE_CRITERION``)
+SENTENCE_CRITERION = "importance"
+
+#: the default template of a sentence preference study: Zopf's question, which of two sentences of a topic's
+#: documents matters more to the topic ({context}: the topic's name and its sentences)
+SENTENCE_TEMPLATES: dict[str, Template] = {
+    SENTENCE_CRITERION: Template(
+        system=_SYSTEM,
+        user="Criterion: importance to the topic. Both sentences below come from documents about the topic that "
+             "follows. Decide which sentence holds the more important information about this topic: the one a "
+             "short summary of the topic should keep. Do not reward length or style.\n\n"
+             "Topic:\n{context}\n\n"
              "Text A:\n{first}\n\nText B:\n{second}\n\n" + _ANSWER,
     ),
 }

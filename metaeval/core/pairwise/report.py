@@ -14,9 +14,14 @@
 
 - ``judge_accuracy``: each judge's leaderboard against the people's where the set has both
   (:mod:`metaeval.core.pairwise.judge_accuracy`; the table ``pairwise_judge_accuracy`` when there are rows).
+- ``judges_vs_people``: where the set has both a judge and people, every judge against the people item by item
+  (:func:`metaeval.core.judges.versus.judges_vs_people`: agreement, the agreement matrix, PPI, the alternative
+  annotator test, style-controlled boards where ``style`` gives the texts' lengths), the tables
+  :data:`VERSUS_TABLES`; otherwise ``{"note": why}`` and no table. Alpha = 1 - ``confidence``.
 
 Seeds: the bootstrap uses ``seed``; the consistency curves ``seed + 1`` (one generator per curve, in row order);
-the judges against people ``seed`` (bootstrap over cases) and its first spawned child (the permutation signs).
+the judges against people ``seed`` (bootstrap over cases) and its first spawned child (the permutation signs);
+the judges-vs-people style fits ``seed``.
 """
 from __future__ import annotations
 
@@ -24,10 +29,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from metaeval.core.io.records import json_safe
+from metaeval.core.judges.items import JudgeNotFound
+from metaeval.core.judges.versus import TABLES as VERSUS_SOURCE_TABLES
+from metaeval.core.judges.versus import judges_vs_people
 from metaeval.core.pairwise.bootstrap import PERCENTILES
 from metaeval.core.pairwise.bradley_terry import REGULARISER
 from metaeval.core.pairwise.consistency import consistency_curve
 from metaeval.core.pairwise.elo import AUPEL, EloParams
+from metaeval.core.pairwise.features import StyleData
 from metaeval.core.pairwise.games import (
     Game,
     NoGames,
@@ -42,13 +51,16 @@ from metaeval.core.pairwise.judgments import JudgmentTable
 from metaeval.core.pairwise.leaderboard import leaderboard
 from metaeval.core.planning.ranks import with_rank_columns
 
-__all__ = ["CONSISTENCY_SIZES", "TABLES", "NoGames", "build_pairwise_report", "win_fractions"]
+__all__ = ["CONSISTENCY_SIZES", "TABLES", "VERSUS_TABLES", "NoGames", "build_pairwise_report", "versus_section",
+           "win_fractions"]
 
 #: sample sizes of the report's consistency curves (those not above a pair's pool)
 CONSISTENCY_SIZES = (5, 10, 20, 50, 100, 200, 500)
 #: the report tables this section adds (report["tables"] names; the last only when a judge meets people)
 TABLES = ("pairwise_ratings", "pairwise_wtl", "pairwise_win_fraction", "pairwise_consistency",
           "pairwise_judge_accuracy")
+#: the judges-vs-people tables (report["tables"] names), by the name of the core's table
+VERSUS_TABLES = {name: f"pairwise_judges_{name}" for name in VERSUS_SOURCE_TABLES}
 
 
 def win_fractions(games: Sequence[Game]) -> list[dict[str, Any]]:
@@ -98,6 +110,17 @@ def _consistency(games: Sequence[Game], ratings: Sequence[dict[str, Any]], *, si
     return rows
 
 
+def versus_section(table: JudgmentTable, style: StyleData | None, *, n_boot: int, confidence: float, seed: int
+                   ) -> tuple[dict[str, Any], dict[str, list[dict[str, Any]]]]:
+    """``(section, tables)`` of the judges against people item by item (module docstring)."""
+    try:
+        result = judges_vs_people(table, style, alpha=1.0 - confidence, n_boot=n_boot, seed=seed)
+    except JudgeNotFound as exc:
+        return {"note": f"Judges against people need both a judge and people: {exc}"}, {}
+    tables = {VERSUS_TABLES[name]: rows for name, rows in result.pop("tables").items() if rows}
+    return result, tables
+
+
 def build_pairwise_report(
     table: JudgmentTable,
     *,
@@ -108,9 +131,12 @@ def build_pairwise_report(
     sizes: Sequence[int] = CONSISTENCY_SIZES,
     n_permutations: int = 1000,
     confidence: float = 0.95,
+    style: StyleData | None = None,
 ) -> dict[str, Any]:
     """The pairwise section (module docstring): ``{"judgments", "parameters", "regularised", "ratings", "wtl",
-    "win_fraction", "consistency", "judge_accuracy", "tables"}``; ``tables`` maps :data:`TABLES` to their rows.
+    "win_fraction", "consistency", "judge_accuracy", "judges_vs_people", "tables"}``; ``tables`` maps :data:`TABLES`
+    and :data:`VERSUS_TABLES`' values to their rows. ``style``: the texts' lengths (and other style features) for
+    the judges' length bias and the style-controlled boards.
     ``n_permutations`` and ``confidence``: the judges against people's soft pairwise accuracy and intervals. Raises
     :class:`NoGames` when no judgment makes a game."""
     games = require_games(table)
@@ -140,5 +166,8 @@ def build_pairwise_report(
                               "pairwise_win_fraction": fractions, "pairwise_consistency": consistency}
     if judge_rows:
         tables["pairwise_judge_accuracy"] = judge_rows
+    section["judges_vs_people"], versus_tables = versus_section(table, style, n_boot=n_boot, confidence=confidence,
+                                                                seed=seed)
+    tables.update(versus_tables)
     section["tables"] = tables
     return json_safe(section)  # type: ignore[no-any-return]
