@@ -17,7 +17,16 @@ from metaeval.core.feedback.hj import FeedbackScale, FeedbackTable, feedback_doc
 from metaeval.core.io.corpus import Corpus, Missing, RatingTable
 from metaeval.core.measures.base import Measure, MeasureUnavailable
 from metaeval.core.measures.cache import DistanceCache, pair_digests
-from metaeval.core.measures.distances import ComputeStats, Plan, compute, gc_frozen, plan_corpus, score_systems, unique
+from metaeval.core.measures.distances import (
+    ComputeStats,
+    Plan,
+    compute,
+    compute_values,
+    gc_frozen,
+    plan_corpus,
+    score_values,
+    unique,
+)
 from metaeval.core.measures.registry import NEURAL, get_measure
 from metaeval.core.perseval.human import HumanCounts, human_doc_pairs, plan_human
 from metaeval.core.perseval.measure import PARAMETERS, DocPairs, Params, SystemScore, score_system
@@ -258,7 +267,7 @@ def run_scores(
 
     if options.measures:
         plan = plan_run(corpus, options)
-        text_pairs = plan.text_pairs()
+        text_pairs, layouts = plan.indexed()
         digests = pair_digests(text_pairs) if cache is not None else None
         timings["plan"] = time.perf_counter() - started
         say(ProgressEvent("info", "plan", f"{len(plan.systems)} systems, {len(text_pairs)} unique text pairs",
@@ -272,14 +281,14 @@ def run_scores(
         if distribute is not None and cache is not None and digests is not None:
             shared = distribute(name, measure, text_pairs, digests)
         with gc_frozen():
-            distance, stat = compute(measure, text_pairs, cache=cache, workers=options.workers, digests=digests,
-                                     store_later=True)
+            distance, stat = compute_values(measure, text_pairs, cache=cache, workers=options.workers,
+                                            digests=digests, store_later=True)
         stat.extra.update(shared or {})
         stats.append(stat)
         scoring = time.perf_counter()
         with gc_frozen():
-            scored = score_systems(plan, distance, options.params, workers=options.workers,
-                                   collect=None if collect is None else functools.partial(collect, name))
+            scored = score_values(plan, layouts, text_pairs, distance, options.params, workers=options.workers,
+                                  collect=None if collect is None else functools.partial(collect, name))
         rows.extend(ScoreRow(system, name, score) for system, score in scored.items())
         timings[f"score:{name}"] = time.perf_counter() - scoring
         timings[f"distances:{name}"] = stat.seconds
