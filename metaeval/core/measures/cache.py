@@ -160,10 +160,11 @@ class DistanceCache:
         """:meth:`put` on a thread of its own (its own SQLite connection), so that a run scores while its distances
         are written; :meth:`flush` (and :meth:`close`) waits for it and raises what it raised."""
         self.flush()
-        rows = _rows(keys, values)
+        values = np.array(values, dtype=np.float64)  # a copy: the caller may go on with its own
 
         def write() -> None:
             try:
+                rows = _rows(keys, values)  # sorted on the thread too
                 with sqlite3.connect(self.path, timeout=60) as db:
                     db.executemany("INSERT OR REPLACE INTO distance (key, value) VALUES (?, ?)", rows)
                 db.close()

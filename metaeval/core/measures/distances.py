@@ -16,6 +16,7 @@ import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 
 import numpy as np
 
@@ -197,11 +198,12 @@ def evaluate(measure: Measure, pairs: Sequence[TextPair], *, workers: int | None
         return np.asarray(measure.distances(pairs), dtype=np.float64)
     if workers == 1 or len(pairs) < PARALLEL_THRESHOLD or "fork" not in multiprocessing.get_all_start_methods():
         return np.asarray(measure.distances(pairs), dtype=np.float64)
-    group: dict[str, int] = {}
-    for _, b in pairs:
-        group.setdefault(b, len(group))
-    order = sorted(range(len(pairs)), key=lambda index: group[pairs[index][1]])
-    ordered = [pairs[index] for index in order]
+    seconds = list(map(itemgetter(1), pairs))
+    group = {text: position for position, text in enumerate(dict.fromkeys(seconds))}
+    # pairs in order of their second text's first appearance, keeping their order within a group (a stable sort)
+    order = np.argsort(np.fromiter(map(group.__getitem__, seconds), dtype=np.int64, count=len(seconds)),
+                       kind="stable")
+    ordered = list(map(pairs.__getitem__, order.tolist()))
     bounds = np.linspace(0, len(ordered), workers * 4 + 1).astype(int)
     global _FORK_WORK
     _FORK_WORK = (measure, ordered)
@@ -211,7 +213,7 @@ def evaluate(measure: Measure, pairs: Sequence[TextPair], *, workers: int | None
     finally:
         _FORK_WORK = None
     result = np.empty(len(pairs))
-    result[np.asarray(order, dtype=np.int64)] = np.concatenate(parts) if parts else np.empty(0)
+    result[order] = np.concatenate(parts) if parts else np.empty(0)
     return result
 
 

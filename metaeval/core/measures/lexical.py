@@ -205,7 +205,20 @@ class Bleu(Measure):
 
 
 def _sentence_bleu(numerators: list[np.ndarray], hyp_len: np.ndarray, ref_len: np.ndarray, weights) -> np.ndarray:
-    """NLTK's sentence BLEU float arithmetic from integer clipped match counts (see :class:`Bleu`)."""
+    """NLTK's sentence BLEU float arithmetic from integer clipped match counts (see :class:`Bleu`), taken once per
+    distinct combination of counts and lengths (a pure function of them)."""
+    if len(hyp_len) == 0:
+        return np.zeros(0, dtype=np.float64)
+    table = np.stack([*numerators, hyp_len, ref_len], axis=1).astype(np.int64)
+    distinct, where = np.unique(table, axis=0, return_inverse=True)
+    scores = _sentence_bleu_each([distinct[:, i] for i in range(len(numerators))], distinct[:, -2], distinct[:, -1],
+                                 weights)
+    return scores[where.reshape(-1)]
+
+
+def _sentence_bleu_each(numerators: list[np.ndarray], hyp_len: np.ndarray, ref_len: np.ndarray,
+                        weights) -> np.ndarray:
+    """:func:`_sentence_bleu` pair by pair."""
     log, exp, fsum = math.log, math.exp, math.fsum
     log_min = math.log(sys.float_info.min)
     weights = tuple(weights)
