@@ -68,8 +68,13 @@ serve: install wordnet-optional
 loadtest: install .venv-load/.installed
 	bash benchmarks/loadtest/run.sh
 
+# The suite on every core (pytest-xdist): each worker has its own test database (SQLite file or PostgreSQL
+# database, suffixed _gw0, _gw1 ...), a file's tests stay on one worker (--dist loadfile: module fixtures such as the
+# demo load run once). TEST_WORKERS=0 runs it in one process.
+TEST_WORKERS ?= auto
+PYTEST_XDIST = $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile)
 test: install browser wordnet
-	$(PY) -m pytest
+	$(PY) -m pytest $(PYTEST_XDIST)
 
 # the core package alone (issue 30): `pip install .` into a fresh venv in a temporary folder, no Django nor torch,
 # metaeval.score/report/edins equal to the command line's CSVs (scripts/check_core_install.sh; CI runs it)
@@ -86,7 +91,7 @@ docs: install
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
 test-postgres: install browser wordnet
-	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres} $(PY) -m pytest
+	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres} $(PY) -m pytest $(PYTEST_XDIST)
 
 # WordNet 3.0 for METEOR and the authors' preprocessing, from Debian's packages (no NLTK downloader needed).
 # Installs into NLTK_DATA (env) if set, else $(VENV)/nltk_data; fast when already done. `wordnet` (the tests) stops

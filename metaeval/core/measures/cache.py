@@ -156,14 +156,15 @@ class DistanceCache:
                     values[position] = value
         return values, found
 
-    def put_later(self, keys: Sequence[bytes], values: Sequence[float]) -> None:
+    def put_later(self, keys: Sequence[bytes], values: Sequence[float] | np.ndarray) -> None:
         """:meth:`put` on a thread of its own (its own SQLite connection), so that a run scores while its distances
         are written; :meth:`flush` (and :meth:`close`) waits for it and raises what it raised."""
         self.flush()
-        rows = _rows(keys, values)
+        copied = np.array(values, dtype=np.float64)  # a copy: the caller may go on with its own
 
         def write() -> None:
             try:
+                rows = _rows(keys, copied)  # sorted on the thread too
                 with sqlite3.connect(self.path, timeout=60) as db:
                     db.executemany("INSERT OR REPLACE INTO distance (key, value) VALUES (?, ?)", rows)
                 db.close()
@@ -182,7 +183,7 @@ class DistanceCache:
         if failed is not None:
             raise failed
 
-    def put(self, keys: Sequence[bytes], values: Sequence[float]) -> None:
+    def put(self, keys: Sequence[bytes], values: Sequence[float] | np.ndarray) -> None:
         rows = _rows(keys, values)
         with self._db:
             self._db.executemany("INSERT OR REPLACE INTO distance (key, value) VALUES (?, ?)", rows)
@@ -213,7 +214,7 @@ class DistanceCache:
             self._db.executemany("INSERT OR REPLACE INTO text_vector (key, value) VALUES (?, ?)", items)
 
 
-def _rows(keys: Sequence[bytes], values: Sequence[float]) -> list[tuple[bytes, float | None]]:
+def _rows(keys: Sequence[bytes], values: Sequence[float] | np.ndarray) -> list[tuple[bytes, float | None]]:
     """``(key, value)`` rows sorted by key (inserted in index order), NaN as None, -0.0 as 0.0 (SQLite keeps no
     sign of zero; PostgreSQL would, so both backends store the same)."""
     array = np.asarray(values, dtype=np.float64) + 0.0
@@ -252,7 +253,7 @@ class PostgresDistanceCache(DistanceCache):
             finally:
                 cursor.execute("SELECT pg_advisory_unlock(724610)")
 
-    def put_later(self, keys: Sequence[bytes], values: Sequence[float]) -> None:
+    def put_later(self, keys: Sequence[bytes], values: Sequence[float] | np.ndarray) -> None:
         """Written at once (a shared cache is read by other workers as soon as a shard is marked done)."""
         self.put(keys, values)
 
@@ -288,7 +289,7 @@ class PostgresDistanceCache(DistanceCache):
                         values[position] = value
         return values, found
 
-    def put(self, keys: Sequence[bytes], values: Sequence[float]) -> None:
+    def put(self, keys: Sequence[bytes], values: Sequence[float] | np.ndarray) -> None:
         rows = _rows(keys, values)
         with self._pg.cursor(binary=True) as cursor:
             for start in range(0, len(rows), _CHUNK):

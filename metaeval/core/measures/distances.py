@@ -16,20 +16,23 @@ import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 
 import numpy as np
 
 from metaeval.core.io.corpus import REFERENCE, Corpus, Document, Missing, require_summaries
 from metaeval.core.measures.base import Measure
 from metaeval.core.measures.cache import DistanceCache, pair_digests
-from metaeval.core.perseval.measure import DocPairs, Params, SystemScore, score_system
+from metaeval.core.perseval.arrays import SystemLayout, score_layout
+from metaeval.core.perseval.measure import DocPairs, Params, SystemScore
 
 TextPair = tuple[str, str]
 #: below this many pairs, worker processes cost more than they save
 PARALLEL_THRESHOLD = 4000
 #: below this many reader entries (summed over the systems), scoring systems in worker processes costs more than
-#: it saves
-SCORING_PARALLEL_THRESHOLD = 20000
+#: it saves: scored over arrays (perseval/arrays.py), the ten systems of a PENS-size run (150,000 entries) take about
+#: a second in one process, less than sending their per-reader detail back from workers
+SCORING_PARALLEL_THRESHOLD = 2_000_000
 
 
 @dataclass
@@ -51,17 +54,49 @@ class Plan:
 
     def text_pairs(self) -> list[TextPair]:
         """Every text pair the distance path needs, unique, in a stable order."""
-        seen: dict[TextPair, None] = {}
-        for documents in self.systems.values():
+        return self.indexed()[0]
+
+    def indexed(self) -> tuple[list[TextPair], dict[str, SystemLayout]]:
+        """:meth:`text_pairs` and, per system, its :class:`~metaeval.core.perseval.arrays.SystemLayout` (every
+        distance of its rows as a position in that list), in one pass."""
+        seen: dict[TextPair, int] = {}
+        at = seen.setdefault
+        layouts: dict[str, SystemLayout] = {}
+        for system, documents in self.systems.items():
+            doc_start = [0]
+            readers: list[str] = []
+            user_doc: list[int] = []
+            system_doc: list[int] = []
+            accuracy: list[int] = []
+            row_j: list[int] = []
+            row_k: list[int] = []
+            row_user: list[int] = []
+            row_system: list[int] = []
             for doc in documents:
+                first = len(readers)
+                text, user, own = doc.doc_text, doc.user, doc.system
                 for j in doc.readers:
-                    seen.setdefault((doc.user[j], doc.doc_text))
-                    seen.setdefault((doc.system[j], doc.doc_text))
-                    seen.setdefault((doc.system[j], doc.user[j]))
-                for j, k in itertools.permutations(doc.readers, 2):
-                    seen.setdefault((doc.user[j], doc.user[k]))
-                    seen.setdefault((doc.system[j], doc.system[k]))
-        return list(seen)
+                    user_doc.append(at((user[j], text), len(seen)))
+                    system_doc.append(at((own[j], text), len(seen)))
+                    accuracy.append(at((own[j], user[j]), len(seen)))
+                for (j, k), (ej, ek) in zip(itertools.permutations(doc.readers, 2),
+                                            itertools.permutations(range(first, first + len(doc.readers)), 2),
+                                            strict=True):
+                    row_j.append(ej)
+                    row_k.append(ek)
+                    row_user.append(at((user[j], user[k]), len(seen)))
+                    row_system.append(at((own[j], own[k]), len(seen)))
+                readers.extend(doc.readers)
+                doc_start.append(len(readers))
+
+            def array(values: list[int]) -> np.ndarray:
+                return np.array(values, dtype=np.int64)
+
+            layouts[system] = SystemLayout(
+                [doc.doc_id for doc in documents], readers, array(doc_start), array(user_doc), array(system_doc),
+                array(accuracy), array(row_j), array(row_k), array(row_user), array(row_system),
+            )
+        return list(seen), layouts
 
 
 def plan_corpus(
@@ -163,11 +198,12 @@ def evaluate(measure: Measure, pairs: Sequence[TextPair], *, workers: int | None
         return np.asarray(measure.distances(pairs), dtype=np.float64)
     if workers == 1 or len(pairs) < PARALLEL_THRESHOLD or "fork" not in multiprocessing.get_all_start_methods():
         return np.asarray(measure.distances(pairs), dtype=np.float64)
-    group: dict[str, int] = {}
-    for _, b in pairs:
-        group.setdefault(b, len(group))
-    order = sorted(range(len(pairs)), key=lambda index: group[pairs[index][1]])
-    ordered = [pairs[index] for index in order]
+    seconds = list(map(itemgetter(1), pairs))
+    group = {text: position for position, text in enumerate(dict.fromkeys(seconds))}
+    # pairs in order of their second text's first appearance, keeping their order within a group (a stable sort)
+    order = np.argsort(np.fromiter(map(group.__getitem__, seconds), dtype=np.int64, count=len(seconds)),
+                       kind="stable")
+    ordered = list(map(pairs.__getitem__, order.tolist()))
     bounds = np.linspace(0, len(ordered), workers * 4 + 1).astype(int)
     global _FORK_WORK
     _FORK_WORK = (measure, ordered)
@@ -177,7 +213,7 @@ def evaluate(measure: Measure, pairs: Sequence[TextPair], *, workers: int | None
     finally:
         _FORK_WORK = None
     result = np.empty(len(pairs))
-    result[np.asarray(order, dtype=np.int64)] = np.concatenate(parts) if parts else np.empty(0)
+    result[order] = np.concatenate(parts) if parts else np.empty(0)
     return result
 
 
@@ -193,7 +229,22 @@ def compute(
     """Distances for unique ``pairs``: cached values first, the rest computed and stored. ``digests`` are the
     pairs' :func:`~metaeval.core.measures.cache.pair_digests` when the caller has them (one run, several measures);
     ``store_later`` writes the new values on a thread (:meth:`~metaeval.core.measures.cache.DistanceCache.put_later`)
-    while the caller goes on."""
+    while the caller goes on. :func:`compute_values` gives the same numbers as an array."""
+    values, stats = compute_values(measure, pairs, cache=cache, workers=workers, digests=digests,
+                                   store_later=store_later)
+    return dict(zip(pairs, values.tolist(), strict=True)), stats
+
+
+def compute_values(
+    measure: Measure,
+    pairs: Sequence[TextPair],
+    *,
+    cache: DistanceCache | None = None,
+    workers: int | None = None,
+    digests: Sequence[bytes] | None = None,
+    store_later: bool = False,
+) -> tuple[np.ndarray, ComputeStats]:
+    """:func:`compute` with the distances as a float64 array in the order of ``pairs``."""
     started = time.perf_counter()
     parallel = getattr(measure, "parallel", True)
     used_workers = (workers or default_workers()) if parallel else 1
@@ -212,7 +263,7 @@ def compute(
             stats.cached = int(found.sum())
     missing_index = np.flatnonzero(todo)
     if len(missing_index):
-        todo_pairs = [pairs[int(index)] for index in missing_index]
+        todo_pairs = pairs if len(missing_index) == len(pairs) else [pairs[int(index)] for index in missing_index]
         compute_started = time.perf_counter()
         computed = evaluate(measure, todo_pairs, workers=workers)
         stats.compute_seconds = time.perf_counter() - compute_started
@@ -221,9 +272,10 @@ def compute(
         stats.extra.update({key: float(value) for key, value in getattr(measure, "stats", {}).items()})
         if cache is not None:
             store = cache.put_later if store_later else cache.put
-            store([keys[index] for index in missing_index], computed.tolist())
+            new_keys = keys if len(missing_index) == len(pairs) else [keys[index] for index in missing_index]
+            store(new_keys, computed)
     stats.seconds = time.perf_counter() - started
-    return dict(zip(pairs, values.tolist(), strict=True)), stats
+    return values, stats
 
 
 def corpus_doc_pairs(plan: Plan, system: str, distance: dict[TextPair, float]) -> list[DocPairs]:
@@ -248,14 +300,13 @@ def unique(pairs: Iterable[TextPair]) -> list[TextPair]:
     return list(dict.fromkeys(pairs))
 
 
-_FORK_SCORING: tuple[Plan, dict[TextPair, float], Params, dict[str, list[DocPairs]]] | None = None
+_FORK_SCORING: tuple[dict[str, SystemLayout], np.ndarray, Params] | None = None
 
 
 def _score_one(system: str) -> SystemScore:
     assert _FORK_SCORING is not None
-    plan, distance, params, built = _FORK_SCORING
-    docs = built.get(system)
-    return score_system(docs if docs is not None else corpus_doc_pairs(plan, system, distance), params)
+    layouts, values, params = _FORK_SCORING
+    return score_layout(layouts[system], values, params)
 
 
 def score_systems(
@@ -266,21 +317,38 @@ def score_systems(
     workers: int | None = None,
     collect: Callable[[str, list[DocPairs]], None] | None = None,
 ) -> dict[str, SystemScore]:
-    """:func:`~metaeval.core.perseval.measure.score_system` of every system of ``plan`` (in plan order), the systems
-    split
-    across ``workers`` forked processes on a large corpus. Each system is scored by the same code either way, so the
-    numbers do not depend on ``workers``. ``collect(system, docs)``, when given, receives each system's
-    :class:`DocPairs` (built here, before the processes fork)."""
+    """:func:`~metaeval.core.perseval.measure.score_system` of every system of ``plan`` (in plan order), from a map
+    of the distances: :func:`score_values` with them as an array."""
+    pairs, layouts = plan.indexed()
+    values = np.array([distance[pair] for pair in pairs], dtype=np.float64)
+    return score_values(plan, layouts, pairs, values, params, workers=workers, collect=collect)
+
+
+def score_values(
+    plan: Plan,
+    layouts: dict[str, SystemLayout],
+    pairs: Sequence[TextPair],
+    values: np.ndarray,
+    params: Params,
+    *,
+    workers: int | None = None,
+    collect: Callable[[str, list[DocPairs]], None] | None = None,
+) -> dict[str, SystemScore]:
+    """The :class:`SystemScore` of every system of ``plan`` (in plan order) from ``values[i]``, the distance of
+    ``pairs[i]`` (``pairs, layouts = plan.indexed()``): :func:`~metaeval.core.perseval.arrays.score_layout`, the
+    same numbers, bit for bit, as :func:`~metaeval.core.perseval.measure.score_system` of the system's
+    :func:`corpus_doc_pairs`. The systems are split across ``workers`` forked processes on a large corpus (the
+    numbers do not depend on ``workers``). ``collect(system, docs)``, when given, receives each system's
+    :class:`DocPairs`."""
     global _FORK_SCORING
     workers = default_workers() if workers is None else max(1, workers)
     systems = list(plan.systems)
-    built: dict[str, list[DocPairs]] = {}
     if collect is not None:
+        distance = dict(zip(pairs, values.tolist(), strict=True))
         for system in systems:
-            built[system] = corpus_doc_pairs(plan, system, distance)
-            collect(system, built[system])
-    entries = sum(len(doc.readers) for documents in plan.systems.values() for doc in documents)
-    _FORK_SCORING = (plan, distance, params, built)
+            collect(system, corpus_doc_pairs(plan, system, distance))
+    entries = sum(len(layouts[system].readers) for system in systems)
+    _FORK_SCORING = (layouts, values, params)
     try:
         if (workers == 1 or len(systems) < 2 or entries < SCORING_PARALLEL_THRESHOLD
                 or "fork" not in multiprocessing.get_all_start_methods()):

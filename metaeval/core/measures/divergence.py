@@ -46,7 +46,7 @@ class JSD(Measure):
             return np.zeros(0, dtype=np.float64)
         texts, ia, ib = unique_texts(pairs)
         enc = Encoded([t.split() for t in texts])
-        bags = GramBags(*enc.ngrams(1), enc.n_texts)
+        bags = GramBags(enc.text_of, enc.ids, enc.n_texts, dense=enc.vocab_size)
         n_a = enc.lengths[ia].astype(np.float64)
         n_b = enc.lengths[ib].astype(np.float64)
         shared_a = np.zeros(len(ia), dtype=np.float64)  # sum over shared words of their count in a

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from metaeval.core.measures.base import Measure, round_like_python
-from metaeval.core.measures.tokens import Encoded, GramBags, _rouge_parts, rouge_tokens, unique_texts
+from metaeval.core.measures.tokens import Encoded, GramBags, _rouge_parts, rouge_token_lists, unique_texts
 
 __all__ = ["Bleu", "RougeL", "RougeSU4"]
 
@@ -75,7 +75,7 @@ class RougeL(Measure):
         if len(pairs) == 0:
             return np.zeros(0, dtype=np.float64)
         texts, ia, ib = unique_texts(pairs)
-        enc = Encoded([rouge_tokens(t) for t in texts])
+        enc = Encoded(rouge_token_lists(texts))
         lcs = _lcs_lengths(enc, ia, ib)
         f = _f1(lcs, enc.lengths[ib], enc.lengths[ia])
         if self.compat:
@@ -150,12 +150,13 @@ class RougeSU4(Measure):
         texts, ia, ib = unique_texts(pairs)
         if self.compat:
             enc = Encoded([_split_space(t) for t in texts])
-            bags = GramBags(*enc.ngrams(5), enc.n_texts)
+            *_, (gram_texts, grams, count) = enc.ngram_orders(5)
+            bags = GramBags(gram_texts, grams, enc.n_texts, dense=count)
             matches = bags.clipped_matches(ia, ib)
             # the authors' first argument is the "candidate": precision divides by a's 5-gram count
             f = round_like_python(_f1(matches, bags.totals[ia], bags.totals[ib]), 5)
         else:
-            enc = Encoded([rouge_tokens(t) for t in texts])
+            enc = Encoded(rouge_token_lists(texts))
             bags = GramBags(*enc.skip_bigrams(4, unigrams=True), enc.n_texts)
             matches = bags.clipped_matches(ia, ib)
             f = _f1(matches, bags.totals[ib], bags.totals[ia])
@@ -195,7 +196,8 @@ class Bleu(Measure):
             return np.zeros(0, dtype=np.float64)
         texts, ia, ib = unique_texts(pairs)
         enc = Encoded([_split_space(t) for t in texts] if self.compat else [t.split() for t in texts])
-        numerators = [GramBags(*enc.ngrams(k), enc.n_texts).clipped_matches(ia, ib) for k in range(1, self.n + 1)]
+        numerators = [GramBags(texts_k, grams, enc.n_texts, dense=count).clipped_matches(ia, ib)
+                      for texts_k, grams, count in enc.ngram_orders(self.n)]
         scores = _sentence_bleu(numerators, enc.lengths[ib], enc.lengths[ia], self.weights)
         if self.compat:
             scores = round_like_python(scores, 5)
@@ -203,7 +205,20 @@ class Bleu(Measure):
 
 
 def _sentence_bleu(numerators: list[np.ndarray], hyp_len: np.ndarray, ref_len: np.ndarray, weights) -> np.ndarray:
-    """NLTK's sentence BLEU float arithmetic from integer clipped match counts (see :class:`Bleu`)."""
+    """NLTK's sentence BLEU float arithmetic from integer clipped match counts (see :class:`Bleu`), taken once per
+    distinct combination of counts and lengths (a pure function of them)."""
+    if len(hyp_len) == 0:
+        return np.zeros(0, dtype=np.float64)
+    table = np.stack([*numerators, hyp_len, ref_len], axis=1).astype(np.int64)
+    distinct, where = np.unique(table, axis=0, return_inverse=True)
+    scores = _sentence_bleu_each([distinct[:, i] for i in range(len(numerators))], distinct[:, -2], distinct[:, -1],
+                                 weights)
+    return scores[where.reshape(-1)]
+
+
+def _sentence_bleu_each(numerators: list[np.ndarray], hyp_len: np.ndarray, ref_len: np.ndarray,
+                        weights) -> np.ndarray:
+    """:func:`_sentence_bleu` pair by pair."""
     log, exp, fsum = math.log, math.exp, math.fsum
     log_min = math.log(sys.float_info.min)
     weights = tuple(weights)

@@ -10,7 +10,9 @@ function of the word), which is safe to copy into forked worker processes.
 """
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator, Sequence
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -18,6 +20,7 @@ import numpy as np
 __all__ = [
     "GramBags",
     "Encoded",
+    "rouge_token_lists",
     "rouge_tokens",
     "unique_texts",
 ]
@@ -25,10 +28,13 @@ __all__ = [
 
 def unique_texts(pairs: Sequence[tuple[str, str]]) -> tuple[list[str], np.ndarray, np.ndarray]:
     """The unique texts of ``pairs`` (first-seen order) and, per pair, the index of ``a`` and of ``b``."""
-    index: dict[str, int] = {}
-    ia = [index.setdefault(a, len(index)) for a, _ in pairs]
-    ib = [index.setdefault(b, len(index)) for _, b in pairs]
-    return list(index), np.array(ia, dtype=np.int64), np.array(ib, dtype=np.int64)
+    firsts = list(map(itemgetter(0), pairs))
+    seconds = list(map(itemgetter(1), pairs))
+    texts = list(dict.fromkeys(itertools.chain(firsts, seconds)))  # a's first-seen, then b's new ones
+    index = {text: position for position, text in enumerate(texts)}
+    ia = np.fromiter(map(index.__getitem__, firsts), dtype=np.int64, count=len(firsts))
+    ib = np.fromiter(map(index.__getitem__, seconds), dtype=np.int64, count=len(seconds))
+    return texts, ia, ib
 
 
 # --- rouge_score's tokenizer -------------------------------------------------------------------------------------
@@ -73,6 +79,24 @@ def rouge_tokens(text: str) -> list[str]:
     return out
 
 
+def rouge_token_lists(texts: Sequence[str]) -> list[list[str]]:
+    """:func:`rouge_tokens` of every text (the same lists), each distinct word looked up once for the batch."""
+    parts = _rouge_parts()
+    substitute, split = parts["non_alnum"].sub, parts["spaces"].split
+    word_lists = [split(substitute(" ", text.lower())) for text in texts]
+    stems = _STEMS
+    missing = [word for word in dict.fromkeys(itertools.chain.from_iterable(word_lists)) if word not in stems]
+    if len(stems) + len(missing) > _STEMS_MAX:
+        stems.clear()
+        missing = list(dict.fromkeys(itertools.chain.from_iterable(word_lists)))
+        if len(missing) >= _STEMS_MAX:  # pragma: no cover - more distinct words than the memo holds
+            return [rouge_tokens(text) for text in texts]
+    for word in missing:
+        _stem_word(word, parts)
+    stem = stems.__getitem__
+    return [[token for token in map(stem, words) if token is not None] for words in word_lists]
+
+
 def _stem_word(word: str, parts) -> str | None:
     token = parts["stemmer"].stem(word) if len(word) > 3 else word
     result = token if parts["valid"].match(token) else None
@@ -93,11 +117,12 @@ class Encoded:
     """
 
     def __init__(self, token_lists: Sequence[Sequence[str]]):
-        vocab: dict[str, int] = {}
-        flat = [vocab.setdefault(tok, len(vocab)) for toks in token_lists for tok in toks]
+        tokens = list(itertools.chain.from_iterable(token_lists))
+        # ids in first-seen order, as a setdefault per token gives them, with the loops in C
+        vocab = {token: position for position, token in enumerate(dict.fromkeys(tokens))}
         self.vocab_size = len(vocab)
         self.n_texts = len(token_lists)
-        self.ids = np.array(flat, dtype=np.int64)
+        self.ids = np.fromiter(map(vocab.__getitem__, tokens), dtype=np.int64, count=len(tokens))
         self.lengths = np.fromiter((len(t) for t in token_lists), dtype=np.int64, count=self.n_texts)
         self.offsets = np.zeros(self.n_texts + 1, dtype=np.int64)
         np.cumsum(self.lengths, out=self.offsets[1:])
@@ -125,9 +150,17 @@ class Encoded:
         """All contiguous ``n``-grams: (text index, gram id) per occurrence. Gram ids identify ``n``-grams exactly."""
         if n < 1:
             raise ValueError("n must be >= 1")
+        *_, (texts, grams, _count) = self.ngram_orders(n)
+        return texts, grams
+
+    def ngram_orders(self, n: int) -> Iterator[tuple[np.ndarray, np.ndarray, int]]:
+        """:meth:`ngrams` of every order ``1 .. n`` in turn, each built from the one before, with the number of
+        distinct grams: gram ids are dense (``0 .. count - 1``, every one used), so :class:`GramBags` can take the
+        count instead of compressing them again."""
         gram = self.ids
         pos = np.arange(len(self.ids), dtype=np.int64)
         card = max(self.vocab_size, 1)
+        yield self.text_of, gram, self.vocab_size
         for k in range(2, n + 1):
             keep = self.remaining[pos] >= k
             pos = pos[keep]
@@ -136,7 +169,7 @@ class Encoded:
             raw = gram[keep] * np.int64(max(self.vocab_size, 1)) + self.ids[pos + (k - 1)]
             uniq, gram = np.unique(raw, return_inverse=True)
             card = max(len(uniq), 1)
-        return self.text_of[pos], gram
+            yield self.text_of[pos], gram, len(uniq)
 
     def skip_bigrams(self, max_gap: int, unigrams: bool) -> tuple[np.ndarray, np.ndarray]:
         """Skip-bigrams as ROUGE-1.5.5 ``-2 max_gap`` (``-u`` when ``unigrams``) counts them.
@@ -177,12 +210,18 @@ class GramBags:
     #: entries handled per vectorised step (bounds memory; about 100 bytes each)
     chunk_entries = 1 << 21
 
-    def __init__(self, text_idx: np.ndarray, gram_ids: np.ndarray, n_texts: int):
+    def __init__(self, text_idx: np.ndarray, gram_ids: np.ndarray, n_texts: int, dense: int | None = None):
+        """``dense``: the grams' ids are already ``0 .. dense - 1``, every one used (:meth:`Encoded.ngram_orders`);
+        the table is then the one compressing them would give, built without that step."""
         self.n_texts = n_texts
         self.totals = np.bincount(text_idx, minlength=n_texts).astype(np.int64)
-        uniq, dense = np.unique(gram_ids, return_inverse=True)
-        self.g = np.int64(max(len(uniq), 1))
-        self.keys, counts = np.unique(text_idx * self.g + dense.astype(np.int64), return_counts=True)
+        if dense is None:
+            uniq, dense_ids = np.unique(gram_ids, return_inverse=True)
+            distinct = len(uniq)
+        else:
+            dense_ids, distinct = gram_ids, dense
+        self.g = np.int64(max(distinct, 1))
+        self.keys, counts = np.unique(text_idx * self.g + dense_ids.astype(np.int64), return_counts=True)
         self.counts = counts.astype(np.int64)
         self.starts = np.searchsorted(self.keys, np.arange(n_texts + 1, dtype=np.int64) * self.g)
         self.distinct = np.diff(self.starts)

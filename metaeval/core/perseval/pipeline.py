@@ -18,11 +18,20 @@ from metaeval.core.feedback.hj import FeedbackScale, FeedbackTable, feedback_doc
 from metaeval.core.io.corpus import Corpus, Missing, RatingTable
 from metaeval.core.measures.base import Measure, MeasureUnavailable
 from metaeval.core.measures.cache import DistanceCache, pair_digests
-from metaeval.core.measures.distances import ComputeStats, Plan, compute, gc_frozen, plan_corpus, score_systems, unique
+from metaeval.core.measures.distances import (
+    ComputeStats,
+    Plan,
+    compute,
+    compute_values,
+    gc_frozen,
+    plan_corpus,
+    score_values,
+    unique,
+)
 from metaeval.core.measures.registry import NEURAL, get_measure
 from metaeval.core.perseval.human import HumanCounts, human_doc_pairs, plan_human
 from metaeval.core.perseval.measure import PARAMETERS, DocPairs, Params, SystemScore, score_system
-from metaeval.core.perseval.precision import recheck_low_precision
+from metaeval.core.perseval.precision import LOW_PRECISION, recheck_low_precision
 
 COLUMNS = (
     "system", "measure", "egises", "degress", "perseval", "accuracy",
@@ -273,7 +282,7 @@ def run_scores(
 
     if options.measures:
         plan = plan_run(corpus, options)
-        text_pairs = plan.text_pairs()
+        text_pairs, layouts = plan.indexed()
         digests = pair_digests(text_pairs) if cache is not None else None
         timings["plan"] = time.perf_counter() - started
         say(ProgressEvent("info", "plan", f"{len(plan.systems)} systems, {len(text_pairs)} unique text pairs",
@@ -287,17 +296,18 @@ def run_scores(
         if distribute is not None and cache is not None and digests is not None:
             shared = distribute(name, measure, text_pairs, digests)
         with gc_frozen():
-            distance, stat = compute(measure, text_pairs, cache=cache, workers=options.workers, digests=digests,
-                                     store_later=True)
+            distance, stat = compute_values(measure, text_pairs, cache=cache, workers=options.workers,
+                                            digests=digests, store_later=True)
         stat.extra.update(shared or {})
         stats.append(stat)
         scoring = time.perf_counter()
         with gc_frozen():
-            scored = score_systems(plan, distance, options.params, workers=options.workers,
-                                   collect=None if collect is None else functools.partial(collect, name))
-        if name in NEURAL:
+            scored = score_values(plan, layouts, text_pairs, distance, options.params, workers=options.workers,
+                                  collect=None if collect is None else functools.partial(collect, name))
+        if name in NEURAL and getattr(measure, "dtype", "float32") in LOW_PRECISION \
+                and getattr(measure, "recheck", "off") != "off":
             scored, check = recheck_low_precision(
-                name, measure, plan, distance, scored, options.params,
+                name, measure, plan, dict(zip(text_pairs, distance.tolist(), strict=True)), scored, options.params,
                 functools.partial(prepare_measure, name, _float32(options, name), text_pairs), cache=cache,
                 collect=None if collect is None else functools.partial(collect, name),
             )
