@@ -112,6 +112,7 @@ def test_study_form_offers_no_reference_system_and_keeps_status_and_creator(data
         "criteria-question": [c["question"] for c in Study._meta.get_field("criteria").get_default()],
         "cases_per_pair": 20, "pairs_per_questionnaire": 3, "pairs_per_topic": 200,
         "examples_shown": 3, "gold_rate": 0, "gold_threshold": "",
+        "assignment": "uniform", "stop_rule": "none", "stop_width": 0.2, "stop_alpha": 0.05, "stop_action": "notify",
         "status": "open", "created_by": "",
     }
     response = admin_client_logged.post("/admin/survey/study/add/", form)

@@ -7,7 +7,6 @@ import hashlib
 import io
 import re
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -25,26 +24,6 @@ pytestmark = pytest.mark.django_db
 
 SYSTEM_KIND_COUNTS = {"personalized": 7, "generic": 2, "llm": 1}
 RATINGS = Path(settings.BASE_DIR) / "fixtures" / "demo" / "ratings.csv"
-
-
-@pytest.fixture(scope="module")
-def _demo_in_database(django_db_setup, django_db_blocker) -> Iterator[str]:
-    """load_demo once for the tests of this module (each test's own changes roll back with its transaction); the
-    database is emptied again after the module. Yields what load_demo printed."""
-    from django.test.utils import override_settings
-
-    with django_db_blocker.unblock(), override_settings(DEBUG=True):
-        out = io.StringIO()
-        call_command("load_demo", stdout=out)
-    yield out.getvalue()
-    with django_db_blocker.unblock():
-        call_command("flush", interactive=False, verbosity=0)
-
-
-@pytest.fixture
-def demo_loaded(_demo_in_database, db, settings) -> str:
-    settings.DEBUG = True  # the published demo passwords only in debug mode (make run)
-    return _demo_in_database
 
 
 def test_no_demo_accounts_with_debug_off_unless_passwords_are_given(db, monkeypatch):

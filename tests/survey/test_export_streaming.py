@@ -24,7 +24,6 @@ from metaeval.core.io.fileio import spreadsheet_safe
 from survey import services
 from survey.models import Assignment, Document, JudgeRun, Rating, Study, System
 from tests.survey.bulk_judgments import add_human_judgments, add_llm_judgments, bulk_preference_study
-from tests.survey.test_demo import demo_loaded  # noqa: F401 - the demo's studies, as `make demo` loads them
 from tests.survey.test_sentence_preference import _answers, sentence_study
 
 pytestmark = pytest.mark.django_db
@@ -147,7 +146,7 @@ def api_client(db) -> APIClient:
 
 
 @pytest.fixture
-def awkward_demo(demo_loaded):  # noqa: F811 - the imported fixture
+def awkward_demo(demo_loaded):
     """The demo with cells a spreadsheet would run or a CSV must quote: a formula as a judge's name and a system's
     name, a document id with a comma, quotes and accents; one participant rejected (so excluded) with a note that
     starts like a formula and needs quoting, another approved."""
@@ -198,7 +197,7 @@ def test_judgment_downloads_are_the_reference_to_the_byte(awkward_demo, page_cli
 
 
 @pytest.mark.parametrize("fmt", ["csv", "jsonl"])
-def test_rating_downloads_are_the_reference_to_the_byte(demo_loaded, page_client, api_client, fmt):  # noqa: F811
+def test_rating_downloads_are_the_reference_to_the_byte(demo_loaded, page_client, api_client, fmt):
     study = Study.objects.get(slug="demo")
     first, second = study.participants.order_by("pk")[:2]
     services.participants_review(study=study, participant_ids=[first.pk], action="reject", note="-straight-lined")

@@ -47,6 +47,9 @@ def test_files_name_the_line_and_keep_reading():
     problems = Problems()
     assert list(iter_json_values("[" + json.dumps({"id": 1}) + ",\n" + _nested(5000) + "]", "a.json", problems)) \
         == [(1, {"id": 1})]
-    assert problems.items == [f"a.json:2: nested deeper than {MAX_JSON_DEPTH} levels"]
+    # 5000 levels: the parser's recursion limit stops it (no path), or, where the limit is higher (pytest-xdist's
+    # workers raise it), the decoded value is refused with the path where it goes too deep
+    assert len(problems.items) == 1
+    assert problems.items[0].startswith(f"a.json:2: nested deeper than {MAX_JSON_DEPTH} levels")
     with pytest.raises(ImportFileError, match=r"^f.csv:3: NUL character \(a text file has none"):
         decode_bytes(b"a,b\n1,2\n3,\x00\n", "f.csv")
