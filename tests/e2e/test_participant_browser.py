@@ -16,6 +16,15 @@ from tests.e2e.conftest import SHOTS
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 
+def rate_active_pair(page, key: str, done: int) -> None:
+    """Press ``key`` as a person does: once the highlighted pair's scale is on screen (a key pressed while it is not
+    only brings it into view, by design; on a loaded machine the smooth scroll to the next pair can take a while),
+    then see the count go up."""
+    expect(page.locator("[data-pair].active .scale")).to_be_in_viewport(ratio=1)
+    page.keyboard.press(key)
+    expect(page.locator("#progress-text")).to_have_text(f"{done} of 6 pairs rated")
+
+
 def test_participant_completes_questionnaire_with_keyboard(live_server, browser):
     call_command("load_demo", participants=4, sets_each=1, stdout=open(os.devnull, "w"))
     SHOTS.mkdir(parents=True, exist_ok=True)
@@ -33,8 +42,8 @@ def test_participant_completes_questionnaire_with_keyboard(live_server, browser)
 
     # rate with the keyboard: each key rates the active pair and moves to the next one
     keys = ["6", "2", "5", "1", "4", "3"]
-    for key in keys:
-        page.keyboard.press(key)
+    for done, key in enumerate(keys, start=1):
+        rate_active_pair(page, key, done)
     expect(progress).to_have_text("6 of 6 pairs rated")
     page.click("#submit-ratings")
     page.wait_for_selector("#completion-code")
@@ -94,8 +103,8 @@ def test_article_local_deadline_and_back_after_submitting(live_server, browser):
     page.keyboard.press("3")  # pair 1's scale is below the article: the first key only brings it into view
     expect(page.locator("[data-pair] .scale").first).to_be_in_viewport(ratio=1)
     expect(page.locator("#progress-text")).to_have_text("0 of 6 pairs rated")
-    for key in ["3", "3", "4", "4", "5", "5"]:
-        page.keyboard.press(key)
+    for done, key in enumerate(["3", "3", "4", "4", "5", "5"], start=1):
+        rate_active_pair(page, key, done)
     page.click("#submit-ratings")
     page.wait_for_selector("#completion-code")
     expect(page.locator("main time")).to_have_attribute("data-localized", "")
