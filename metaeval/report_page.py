@@ -152,7 +152,7 @@ def report_context(report: Mapping[str, Any], run: Any, *, standalone: bool) -> 
     key = _report_key(report, run)
     context: dict[str, object] = {
         "run": run, "report": report, "parameters": report.get("parameters", {}),
-        "tables_html": mark_safe(_report_tables(report, run, key, standalone=standalone)),
+        "tables_html": mark_safe(_inline_script(_report_tables(report, run, key, standalone=standalone))),
         "correlation": display.correlation_view(report), "display": display.figure_texts(report),
         "pairwise": display.pairwise_view(report), "probes": display.probes_view(report),
         "leaderboard_ranks": display.leaderboard_view(report), "versus": display.judges_vs_people_view(report),

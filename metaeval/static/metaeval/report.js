@@ -24,6 +24,51 @@
   if (typeof Plotly !== "undefined") { start(); } else if (loader) { loader.addEventListener("load", start); }
 
   function mark(name) { if (window.performance && performance.mark) { performance.mark(name); } }
+  function idle(callback) {
+    if (window.requestIdleCallback) { window.requestIdleCallback(callback, { timeout: 1000 }); }
+    else { setTimeout(callback, 50); }
+  }
+
+  /* The tables' HTML comes as text (<script type="text/html" id="report-tables">: the browser does not build its
+     tens of thousands of cells while the page loads); it is put in place after the figures, or at once when the
+     reader comes near them, follows a link to a table, or prints. */
+  function putTables() {
+    if (document.readyState === "loading") {  // the tables are below this script: once the page is parsed
+      document.addEventListener("DOMContentLoaded", putTables);
+      return;
+    }
+    var source = document.getElementById("report-tables");
+    if (!source) { return; }
+    source.insertAdjacentHTML("beforebegin", source.textContent);
+    source.parentNode.removeChild(source);
+    mark("report-tables");
+    var target = location.hash && document.getElementById(decodeURIComponent(location.hash.slice(1)));
+    if (target && target.closest && target.closest("#section-tables")) {
+      if (target.tagName === "DETAILS") { target.open = true; }
+      target.scrollIntoView();
+    }
+  }
+  function watchTables() {
+    var source = document.getElementById("report-tables");
+    if (!source) { return; }
+    if (/^#table-/.test(location.hash)) { putTables(); return; }
+    if ("IntersectionObserver" in window) {
+      var tablesWatcher = new IntersectionObserver(function (entries) {
+        if (entries.some(function (entry) { return entry.isIntersecting; })) {
+          tablesWatcher.disconnect();
+          putTables();
+        }
+      }, { rootMargin: "600px 0px" });
+      tablesWatcher.observe(source.parentNode);
+    }
+    // without plotly.js (or should it never load) the tables come all the same
+    if (document.readyState === "complete") { setTimeout(putTables, 3000); }
+    else { window.addEventListener("load", function () { setTimeout(putTables, 3000); }); }
+  }
+  window.addEventListener("beforeprint", putTables);
+  window.addEventListener("hashchange", function () { if (/^#table-/.test(location.hash)) { putTables(); } });
+  if (document.readyState === "loading") { document.addEventListener("DOMContentLoaded", watchTables); }
+  else { watchTables(); }
 
   function start() {
     mark("plotly-ready");
@@ -77,11 +122,11 @@
     }
     function draw(el, force) {
       var made = fitted(el);
-      if (!made || (!force && drawn[el.id] === made.fit)) { return; }
+      if (!made || (!force && drawn[el.id] === made.fit)) { return null; }
       drawn[el.id] = made.fit;
       var meta = made.figure.layout.meta || {};
-      if (meta.empty) { Plotly.purge(el); el.textContent = meta.empty; return; }
-      Plotly.react(el, made.figure.data, made.figure.layout, config).then(function () {
+      if (meta.empty) { Plotly.purge(el); el.textContent = meta.empty; return null; }
+      return Plotly.react(el, made.figure.data, made.figure.layout, config).then(function () {
         if (meta.cells && meta.cells.upright) { upright(el, meta.cells.upright); }
       });
     }
@@ -105,15 +150,29 @@
 
     var elements = Object.keys(figures).map(function (key) { return key.split("@")[0]; })
       .filter(function (id, i, all) { return all.indexOf(id) === i; })
-      .map(function (id) { return document.getElementById(id); }).filter(Boolean);
+      .map(function (id) { return document.getElementById(id); }).filter(Boolean)
+      .sort(function (a, b) { return a.compareDocumentPosition(b) & Node.DOCUMENT_POSITION_FOLLOWING ? -1 : 1; });
     var seen = {};  // element id -> has come near the window (or its section was entered)
-    function show(el) { seen[el.id] = true; draw(el); }
+    function show(el) { seen[el.id] = true; return draw(el); }
+    /* The rest, once the first screen is drawn: one figure per idle moment, top to bottom, so that the reader finds
+       them drawn; then the tables. */
+    function rest() {
+      var next = elements.filter(function (el) { return !seen[el.id]; })[0];
+      if (!next) { idle(putTables); return; }
+      Promise.resolve(show(next)).then(function () { idle(rest); }, function () { idle(rest); });
+    }
     if ("IntersectionObserver" in window) {
+      var firstScreen = true;
       var watcher = new IntersectionObserver(function (entries) {
-        entries.forEach(function (entry) { if (entry.isIntersecting) { show(entry.target); } });
+        var draws = entries.filter(function (entry) { return entry.isIntersecting; })
+          .map(function (entry) { return show(entry.target); });
+        if (firstScreen) {
+          firstScreen = false;
+          Promise.all(draws).then(function () { idle(rest); }, function () { idle(rest); });
+        }
       }, { rootMargin: "300px 0px" });
       elements.forEach(function (el) { watcher.observe(el); });
-    } else { elements.forEach(show); }
+    } else { elements.forEach(show); idle(putTables); }
     // the keyboard: focus moving into a section (a switch, a table's summary) draws the section's figures
     document.addEventListener("focusin", function (event) {
       var section = event.target.closest && event.target.closest("section");
