@@ -5,8 +5,10 @@
    head while the page is read (this script, async too, waits for its load event); offline, it is inline before this
    script. Figures are drawn:
 
-   - lazily: a figure is drawn when it comes near the window (scrolled to, a link to its section, the keyboard moving
-     focus into its section), and every figure before printing;
+   - the first screen first: the figures near the window as soon as plotly.js has run, then the others one per idle
+     moment, top to bottom; a figure comes at once when it comes near the window (scrolled to, a link to its
+     section, the keyboard moving focus into its section), and every figure before printing;
+   - the tables after the figures (their HTML is sent as text: see putTables);
    - the switches: the correlation coefficient (#method-switch: heatmap, beta curves, their warnings and the grid
      table) and the pairwise criterion (#criterion-switch: forest plot, win-fraction heatmap, consistency curves and
      the win/tie/loss table) pick the figure built for that option (id@option);
