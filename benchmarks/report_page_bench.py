@@ -109,7 +109,9 @@ def _load(context, url: str) -> dict[str, float]:  # type: ignore[no-untyped-def
     drawn = page.evaluate("() => window.__drawn")
     steps = page.evaluate("""() => { const n = performance.getEntriesByType('navigation')[0];
         const js = performance.getEntriesByName('report-js')[0];
-        return {response: n.responseEnd, parsed: n.domInteractive, script: js ? js.startTime : NaN}; }""")
+        const ready = performance.getEntriesByName('plotly-ready')[0];
+        return {response: n.responseEnd, parsed: n.domInteractive, script: js ? js.startTime : NaN,
+                plotly: ready ? ready.startTime : NaN}; }""")
     page.close()
     return {"first": min(drawn.values()), "last": max(drawn.values()), "figures": len(drawn),
             "static": sent["static"], **steps}
@@ -169,12 +171,15 @@ def main() -> None:
     print(f"figures drawn: {int(browser_cold['figures'])}")
     print(f"cold: first figure {browser_cold['first'] / 1000:.2f} s, last {browser_cold['last'] / 1000:.2f} s "
           f"(HTML received {browser_cold['response'] / 1000:.2f} s, parsed {browser_cold['parsed'] / 1000:.2f} s, "
-          f"report.js started {browser_cold['script'] / 1000:.2f} s)")
+          f"report.js started {browser_cold['script'] / 1000:.2f} s, "
+          f"plotly.js ran {browser_cold['plotly'] / 1000:.2f} s)")
     first = statistics.median(b["first"] for b in browser_warm) / 1000
     last = statistics.median(b["last"] for b in browser_warm) / 1000
-    steps = {key: statistics.median(b[key] for b in browser_warm) / 1000 for key in ("response", "parsed", "script")}
+    steps = {key: statistics.median(b[key] for b in browser_warm) / 1000
+             for key in ("response", "parsed", "script", "plotly")}
     print(f"warm: first figure {first:.2f} s, last {last:.2f} s (median of {len(browser_warm)}; HTML received "
-          f"{steps['response']:.2f} s, parsed {steps['parsed']:.2f} s, report.js started {steps['script']:.2f} s)")
+          f"{steps['response']:.2f} s, parsed {steps['parsed']:.2f} s, report.js started {steps['script']:.2f} s, "
+          f"plotly.js ran {steps['plotly']:.2f} s)")
     print(f"offline HTML: {len(offline) / 1e6:.2f} MB")
 
 

@@ -180,11 +180,10 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-# plotly.js comes from the plotly package (metaeval/assets.py), served as static/vendor/plotly-<version>.min.js
+# plotly.js is vendored in the metaeval app (metaeval/assets.py): static/vendor/plotly-cartesian-<version>.min.js
 STATICFILES_FINDERS = [
     "django.contrib.staticfiles.finders.FileSystemFinder",
     "django.contrib.staticfiles.finders.AppDirectoriesFinder",
-    "metaeval.static_finders.PlotlyFinder",
 ]
 STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", BASE_DIR / "staticfiles"))
 # debug and tests serve static files from the app folders as they change; production from STATIC_ROOT

@@ -1,44 +1,60 @@
 """The static assets the report pages need and their one version.
 
-plotly.js comes from the Python package ``plotly`` (pinned in requirements.txt), which ships the minified bundle
-as ``plotly/package_data/plotly.min.js``: no npm and no CDN. :class:`metaeval.static_finders.PlotlyFinder` serves
-that file as ``static/<PLOTLY_JS>`` (runserver, whitenoise, ``collectstatic`` and the offline HTML report read it
-through the staticfiles finders) and its system check names the fix when the package is missing or bundles
-another plotly.js than PLOTLY_VERSION.
+plotly.js is vendored in the package: ``metaeval/static/<PLOTLY_JS>`` is the minified cartesian bundle of the npm
+package ``plotly.js-cartesian-dist-min`` (scatter, bar, heatmap and the other cartesian traces, the only ones the
+report draws; 1.5 MB where the full bundle of the PyPI ``plotly`` package is 4.8 MB), the same plotly.js release as
+the one the Python ``plotly`` package (which builds the figures) bundles. It is committed, so neither ``make
+install`` nor ``make run`` needs npm or a CDN; ``scripts/vendor_plotly.sh`` re-downloads it with ``npm pack`` and
+checks PLOTLY_SHA256. Django's app-directories finder serves it (runserver, whitenoise, ``collectstatic``), the
+offline HTML report inlines it, and the system check of :mod:`metaeval.checks` reports a missing or changed file.
 """
 from __future__ import annotations
 
-import importlib.util
+import hashlib
 import re
 from pathlib import Path
 
-#: the plotly.js release the report pages are tested with, and the PyPI ``plotly`` release that bundles it
+#: the plotly.js release the report pages are tested with, and the PyPI ``plotly`` release that bundles it (the
+#: Python figures are built for that plotly.js)
 PLOTLY_VERSION = "4.1.1"
 PLOTLY_PYPI_VERSION = "7.1.0"
-#: SHA-256 of ``plotly/package_data/plotly.min.js`` in plotly 7.1.0's wheel
-PLOTLY_SHA256 = "3b6e15d45dbb7fca5bd2094291e961ddc5472cd887009e6009a56dab668d721f"
-#: path under static/
-PLOTLY_JS = f"vendor/plotly-{PLOTLY_VERSION}.min.js"
+#: the npm package the vendored bundle comes from (``npm pack <PLOTLY_NPM_PACKAGE>@<PLOTLY_VERSION>``)
+PLOTLY_NPM_PACKAGE = "plotly.js-cartesian-dist-min"
+#: SHA-256 of ``plotly-cartesian.min.js`` in that npm package, the vendored file
+PLOTLY_SHA256 = "79542150855a52c567260e3137095dbe2b744e6d702a5cabe67da246942fba7a"
+#: paths under static/ (the package's ``metaeval/static/``): the bundle and its MIT licence
+PLOTLY_JS = f"vendor/plotly-cartesian-{PLOTLY_VERSION}.min.js"
+PLOTLY_LICENSE = f"vendor/plotly-cartesian-{PLOTLY_VERSION}.LICENSE.txt"
 REPORT_JS = "metaeval/report.js"
+#: the bundle's first comment names it so (tests and the offline HTML report look for it)
+PLOTLY_BANNER = f"plotly.js (cartesian - minified) v{PLOTLY_VERSION}"
 
-PLOTLY_FIX = f"Fix: `.venv/bin/python -m pip install plotly=={PLOTLY_PYPI_VERSION}` (or `make install`)."
-_HEADER = re.compile(rb"plotly\.js v(\d+\.\d+\.\d+\S*)")
+STATIC_DIR = Path(__file__).resolve().parent / "static"
+PLOTLY_FIX = ("Fix: restore the committed file (`git checkout -- metaeval/static/vendor/`) or re-download it with "
+              "`scripts/vendor_plotly.sh` (npm pack, checks the SHA-256).")
+_HEADER = re.compile(rb"plotly\.js (?:\([^)]*\) )?v(\d+\.\d+\.\d+\S*)")
 
 
-def plotly_bundle() -> Path | None:
-    """The installed ``plotly`` package's ``plotly.min.js`` (plotly is not imported), or None when it is absent."""
-    spec = importlib.util.find_spec("plotly")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    for folder in spec.submodule_search_locations:
-        path = Path(folder) / "package_data" / "plotly.min.js"
-        if path.is_file():
-            return path
-    return None
+def plotly_bundle() -> Path:
+    """The vendored plotly.js (it may be missing from a broken checkout: see :func:`plotly_problem`)."""
+    return STATIC_DIR / PLOTLY_JS
 
 
 def bundle_version(path: Path) -> str | None:
-    """The plotly.js version in the bundle's licence header (``plotly.js v4.1.1``), or None."""
+    """The plotly.js version in the bundle's licence header (``plotly.js (cartesian - minified) v4.1.1`` or
+    ``plotly.js v4.1.1``), or None."""
     with path.open("rb") as handle:
         match = _HEADER.search(handle.read(512))
     return match.group(1).decode("ascii") if match else None
+
+
+def plotly_problem(path: Path | None = None) -> str | None:
+    """What is wrong with the vendored plotly.js (missing, or not the pinned file), or None when it is the one
+    tested."""
+    path = path or plotly_bundle()
+    if not path.is_file():
+        return f"{path} is missing, so the report pages have no plotly.js"
+    if hashlib.sha256(path.read_bytes()).hexdigest() != PLOTLY_SHA256:
+        return (f"{path} is plotly.js {bundle_version(path) or '(no version header)'}, not the tested "
+                f"{PLOTLY_NPM_PACKAGE} {PLOTLY_VERSION} (its SHA-256 differs from PLOTLY_SHA256)")
+    return None

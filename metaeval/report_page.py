@@ -2,9 +2,9 @@
 for the platform's views (``metaeval.views.run_report`` and the "Download the report (HTML)" view) and the
 notebook API's :meth:`metaeval.api.Report.to_html`.
 
-The page's template (``metaeval/templates/research/``) and what it inlines (``metaeval/static/``: the drawing script
-and the site's style sheet; plotly.js from the ``plotly`` package) ship inside the package, so a ``pip install
-'metaeval[html]'`` renders it without the repository. Django is imported inside the functions only:
+The page's template (``metaeval/templates/research/``) and what it inlines (``metaeval/static/``: the drawing script,
+the site's style sheet and the vendored plotly.js of :mod:`metaeval.assets`) ship inside the package, so a ``pip
+install 'metaeval[html]'`` renders it without the repository. Django is imported inside the functions only:
 :func:`standalone_report_html` configures a minimal Django in-process (these templates and static files, no
 database) when no settings are configured; under the platform's settings (``DJANGO_SETTINGS_MODULE``) it renders
 with those, which find the same files (the metaeval app's folders).
@@ -152,7 +152,7 @@ def report_context(report: Mapping[str, Any], run: Any, *, standalone: bool) -> 
     key = _report_key(report, run)
     context: dict[str, object] = {
         "run": run, "report": report, "parameters": report.get("parameters", {}),
-        "tables_html": mark_safe(_report_tables(report, run, key, standalone=standalone)),
+        "tables_html": mark_safe(_inline_script(_report_tables(report, run, key, standalone=standalone))),
         "correlation": display.correlation_view(report), "display": display.figure_texts(report),
         "pairwise": display.pairwise_view(report), "probes": display.probes_view(report),
         "leaderboard_ranks": display.leaderboard_view(report), "versus": display.judges_vs_people_view(report),
@@ -194,8 +194,7 @@ def _configure_django() -> None:
             INSTALLED_APPS=["django.contrib.staticfiles"],
             TEMPLATES=[{"BACKEND": "django.template.backends.django.DjangoTemplates", "DIRS": [TEMPLATES_DIR]}],
             STATIC_URL="static/", STATICFILES_DIRS=[STATIC_DIR],
-            STATICFILES_FINDERS=["django.contrib.staticfiles.finders.FileSystemFinder",
-                                 "metaeval.static_finders.PlotlyFinder"],
+            STATICFILES_FINDERS=["django.contrib.staticfiles.finders.FileSystemFinder"],
         )
     if not apps.ready:
         django.setup()

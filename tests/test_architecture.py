@@ -139,7 +139,7 @@ def test_the_numeric_core_and_the_command_line_never_import_django(module):
             "skip = ('metaeval.models', 'metaeval.admin', 'metaeval.apps', 'metaeval.views', 'metaeval.services',\n"
             "        'metaeval.selectors', 'metaeval.tasks', 'metaeval.sharding', 'metaeval.leases',\n"
             "        'metaeval.reclaimer', 'metaeval.management', 'metaeval.migrations', 'metaeval.research_urls',\n"
-            "        'metaeval.option_fields', 'metaeval.run_policy', 'metaeval.static_finders',\n"
+            "        'metaeval.option_fields', 'metaeval.run_policy', 'metaeval.checks',\n"
             "        'metaeval.templatetags')\n"
             "for name in names:\n"
             "    if name.startswith(skip):\n"

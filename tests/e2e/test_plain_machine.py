@@ -3,7 +3,7 @@
 The whole target runs as a newcomer runs it, with a PATH of symlinks to every tool here except apt-get, apt, npm,
 npx and node (tests/plain_machine.py): migrate, the WordNet step (which says what METEOR needs and goes on),
 load_demo, the demo report run (its measures need no WordNet), then the dev server and the Celery worker. The
-test then uses it: the participant page, plotly.js served from the ``plotly`` Python package, the demo report
+test then uses it: the participant page, the vendored plotly.js (the pinned file, no npm), the demo report
 (page and offline HTML), and a report run queued with METEOR that the worker of `make run` finishes, listing
 METEOR as unavailable with how to install it.
 
@@ -14,6 +14,7 @@ installed where a plain one has none.
 """
 from __future__ import annotations
 
+import hashlib
 import http.cookiejar
 import json
 import os
@@ -31,7 +32,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-from metaeval.assets import PLOTLY_JS, PLOTLY_VERSION
+from metaeval.assets import PLOTLY_BANNER, PLOTLY_JS, PLOTLY_SHA256
 from tests.plain_machine import OPTIONAL_TOOLS, path_without
 
 pytestmark = pytest.mark.e2e
@@ -135,14 +136,14 @@ def test_make_run_serves_without_apt_get_npm_or_wordnet(plain_run) -> None:
         assert page.status == 200 and b"consent" in page.read().lower()
     with urllib.request.urlopen(f"{url}/static/{PLOTLY_JS}", timeout=30) as script:
         body = script.read()
-        assert script.status == 200 and body.startswith(f"/**\n* plotly.js v{PLOTLY_VERSION}\n".encode())
+        assert script.status == 200 and hashlib.sha256(body).hexdigest() == PLOTLY_SHA256
 
     researcher = _Session(url)
     researcher.login("researcher", "researcher-demo-pass")
     status, report = researcher.get("/research/runs/1/report/")
     assert status == 200 and f'src="/static/{PLOTLY_JS}"'.encode() in report
     status, offline = researcher.get("/research/runs/1/report.html")
-    assert status == 200 and len(offline) > len(body) and f"plotly.js v{PLOTLY_VERSION}".encode() in offline
+    assert status == 200 and len(offline) > len(body) and f"* {PLOTLY_BANNER}\n".encode() in offline
 
     # a run with METEOR, queued for the worker that `make run` started: METEOR listed with the fix, the rest scored
     queued = subprocess.run(

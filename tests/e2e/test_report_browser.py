@@ -202,42 +202,81 @@ def systems_visible(page, run: MetaevalRun) -> None:
         assert lower["box"][1] >= upper["box"][3] - 0.5, (upper, lower)  # no label over another
 
 
-def test_report_figures_are_drawn_as_the_reader_reaches_them(live_server, browser, tmp_path, monkeypatch):
-    """The page draws the figure at the top at once and the others when they come near the window: scrolled to, by
-    the keyboard (End, or focus moving into a section), and a switch redraws only what has been drawn."""
+#: records, from the first script on, when each figure element first holds a drawn plot (as the benchmark does)
+DRAW_ORDER = """
+window.__drawn = [];
+new MutationObserver(() => {
+  document.querySelectorAll("[id^='fig-']").forEach((el) => {
+    if (!window.__drawn.includes(el.id) && el.querySelector('.main-svg')) { window.__drawn.push(el.id); }
+  });
+}).observe(document, {childList: true, subtree: true});
+"""
+
+
+def test_report_draws_the_first_screen_first_then_the_rest_then_the_tables(live_server, browser, tmp_path,
+                                                                           monkeypatch):
+    """Nothing scrolled: the figures on the first screen are drawn first, the others one at a time top to bottom
+    (before the reader reaches them), then the tables (sent as text) are put in place; the keyboard drives the
+    switches, and a switch redraws what was drawn."""
     run = _demo_report(tmp_path, monkeypatch)
     context = browser.new_context(viewport={"width": 1280, "height": 700})
+    context.add_init_script(DRAW_ORDER)
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
     _log_in(page, live_server, f"/research/runs/{run.pk}/report/")
     page.wait_for_selector("#fig-leaderboard .main-svg", timeout=20000)
-    page.wait_for_timeout(500)
-    undrawn = page.evaluate("(ids) => ids.filter((id) => !document.querySelector('#' + id + ' .main-svg'))",
-                            list(FIGURES))
-    assert "fig-raters" in undrawn and "fig-stability" in undrawn, undrawn  # far below the first screen
-    # the keyboard: focus moving into the correlation section (the coefficient switch) draws its heatmap
+    in_page = page.evaluate("""() => {  // the figure elements with a figure to draw, top to bottom
+        const figures = JSON.parse(document.getElementById('report-figures').textContent);
+        const key = (id) => Object.keys(figures).find((k) => k.split('@')[0] === id);
+        return Array.from(document.querySelectorAll('.fig')).map((el) => el.id).filter((id) => key(id)
+            && !(figures[key(id)].layout.meta || {}).empty); }""")
+    assert set(FIGURES) <= set(in_page)
+    page.wait_for_function("(n) => window.__drawn.length === n", arg=len(in_page), timeout=60000)
+    assert page.evaluate("() => window.scrollY") == 0
+    order = page.evaluate("() => window.__drawn")
+    assert order[0] == "fig-leaderboard" and order == in_page, order  # top to bottom, the first screen first
+    # the tables: text until the figures are drawn, then in place (the rater agreement's table among them)
+    page.wait_for_function("() => !document.getElementById('report-tables')", timeout=20000)
+    tables = page.evaluate("() => document.querySelectorAll('#section-tables details table.grid').length")
+    assert tables == len(run.report["tables"]) > 0
+    marks = page.evaluate("""() => ['plotly-ready', 'report-tables'].map(
+        (name) => performance.getEntriesByName(name)[0].startTime)""")
+    assert marks[0] < marks[1]
+    # the keyboard: the coefficient switch, then the next coefficient redraws the heatmap and the beta curves
     page.focus("#method-switch input[value=pearson]")
-    page.wait_for_selector("#fig-heatmap .main-svg", timeout=20000)
     heatmap = page.evaluate("() => document.getElementById('fig-heatmap').data[0].z")
     assert heatmap == _grid(run, "pearson")
     page.keyboard.press("ArrowRight")  # the next coefficient, by the keyboard
     page.wait_for_function("() => document.getElementById('fig-heatmap').layout.title.text.includes('Spearman')")
     assert page.evaluate("() => document.getElementById('fig-heatmap').data[0].z") == _grid(run, "spearman")
-    # End, then Page Up until the rater section (above the tables) is on the screen: its figure drawn, with its data
-    page.evaluate("() => document.activeElement.blur()")
-    page.keyboard.press("End")
-    for _ in range(60):
-        if page.locator("#fig-raters .main-svg").count():
-            break
-        page.keyboard.press("PageUp")
-        page.wait_for_timeout(150)
-    page.wait_for_selector("#fig-raters .main-svg", timeout=20000)
+    page.wait_for_function("() => document.getElementById('fig-beta').layout.title.text.includes('Spearman')")
     raters = page.evaluate("() => document.getElementById('fig-raters').data.map((t) => t.y)")
     per_rater = run.report["raters"]["per_rater"]
     assert raters == [[r["agreement"] for r in per_rater], [r["alpha_without"] for r in per_rater]]
-    # what was drawn before the switch follows it once drawn (the beta curves, of the chosen coefficient)
-    wait_drawn(page, "fig-beta")
-    assert "Spearman" in page.evaluate("() => document.getElementById('fig-beta').layout.title.text")
     assert errors == []
+    context.close()
+
+
+def test_report_tables_come_at_once_for_a_link_to_one_and_for_printing(live_server, browser, tmp_path, monkeypatch):
+    """A link to a table (#table-<name>) puts the tables in place at once, opens that table and shows it; printing
+    (beforeprint) puts them in place before the figures are all drawn."""
+    run = _demo_report(tmp_path, monkeypatch)
+    name = sorted(run.report["tables"])[-1]
+    context = browser.new_context(viewport={"width": 1280, "height": 700})
+    page = context.new_page()
+    _log_in(page, live_server, f"/research/runs/{run.pk}/report/%23table-{name}")
+    page.wait_for_selector(f"#table-{name}[open] table.grid", timeout=20000)
+    page.wait_for_function(f"() => document.getElementById('table-{name}').getBoundingClientRect().top < 700")
+    assert page.evaluate("() => window.scrollY") > 0
+    page.close()
+    # printing: a page whose plotly.js never arrives still prints its tables
+    page = context.new_page()
+    page.route("**/vendor/plotly-*", lambda route: route.abort())
+    page.goto(f"{live_server.url}/research/runs/{run.pk}/report/")
+    page.wait_for_selector("#section-tables")
+    assert page.locator("#report-tables").count() == 1 and page.locator("#section-tables table.grid").count() == 0
+    page.evaluate("() => window.dispatchEvent(new Event('beforeprint'))")
+    assert page.locator("#report-tables").count() == 0
+    assert page.locator("#section-tables table.grid").count() == len(run.report["tables"])
     context.close()

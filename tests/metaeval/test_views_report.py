@@ -11,7 +11,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from metaeval import services
-from metaeval.assets import PLOTLY_JS, REPORT_JS
+from metaeval.assets import PLOTLY_BANNER, PLOTLY_JS, REPORT_JS, plotly_bundle
 from metaeval.core.perseval.figures import figures_json, report_figures
 from metaeval.core.perseval.measure import Params
 from metaeval.core.perseval.pipeline import RunOptions
@@ -74,6 +74,11 @@ def test_report_page_has_every_figure_and_table(client, report_run) -> None:
     for figure in ("fig-leaderboard", "fig-heatmap", "fig-beta", "fig-stability", "fig-raters"):
         assert f'id="{figure}"' in html
     assert f"/static/{PLOTLY_JS}" in html and f"/static/{REPORT_JS}" in html
+    # plotly.js async from the head, report.js async after the figures' data, the tables' HTML as text after both
+    head, body = html.split("</head>", 1)
+    assert f'<script id="plotly-js" src="/static/{PLOTLY_JS}" async></script>' in head
+    assert body.index('id="report-figures"') < body.index(f'<script src="/static/{REPORT_JS}" async></script>') \
+        < body.index('<script id="report-tables" type="text/html">') < body.index('<details open id="table-')
     assert 'id="report-figures"' in html and 'id="report-data"' not in html and "cdn" not in html.lower()
     for name in report_run.report["tables"]:
         assert f"/research/runs/{report_run.pk}/tables/{name}.csv" in html
@@ -86,6 +91,8 @@ def test_standalone_html_inlines_plotly_and_the_data(client, report_run) -> None
     assert response.status_code == 200 and "attachment" in response["Content-Disposition"]
     assert "<script src=" not in html and "<link" not in html  # nothing to fetch
     assert "Plotly" in html and 'id="report-figures"' in html and len(html) > 1_000_000
+    assert plotly_bundle().read_text(encoding="utf-8") in html and html.count(PLOTLY_BANNER) == 1  # the vendored file
+    assert html.index(PLOTLY_BANNER) < html.index('<script id="report-tables" type="text/html">')
     data = html.split('<script id="report-figures" type="application/json">', 1)[1].split("</script>", 1)[0]
     built = report_figures(report_run.report)
     assert json.loads(data)["fig-leaderboard"] == json.loads(built["fig-leaderboard"].to_json())

@@ -1,10 +1,14 @@
 /* The report page's interaction. Every figure is built in Python (metaeval/core/perseval/figures.py: one definition
    for the page, the offline HTML and a notebook) and given here as plotly JSON by element id
    (<script type="application/json" id="report-figures">); this script only draws them with plotly.js (served from
-   static/ or inlined in the downloaded HTML report; no network access):
+   static/ or inlined in the downloaded HTML report; no network access). Served, plotly.js loads async from the
+   head while the page is read (this script, async too, waits for its load event); offline, it is inline before this
+   script. Figures are drawn:
 
-   - lazily: a figure is drawn when it comes near the window (scrolled to, a link to its section, the keyboard moving
-     focus into its section), and every figure before printing;
+   - the first screen first: the figures near the window as soon as plotly.js has run, then the others one per idle
+     moment, top to bottom; a figure comes at once when it comes near the window (scrolled to, a link to its
+     section, the keyboard moving focus into its section), and every figure before printing;
+   - the tables after the figures (their HTML is sent as text: see putTables);
    - the switches: the correlation coefficient (#method-switch: heatmap, beta curves, their warnings and the grid
      table) and the pairwise criterion (#criterion-switch: forest plot, win-fraction heatmap, consistency curves and
      the win/tie/loss table) pick the figure built for that option (id@option);
@@ -14,130 +18,200 @@
      upright when their drawn labels overlap. */
 (function () {
   "use strict";
-  if (window.performance && performance.mark) { performance.mark("report-js"); }  // benchmarks/report_page_bench.py
+  mark("report-js");  // benchmarks/report_page_bench.py
   var node = document.getElementById("report-figures");
-  if (!node || typeof Plotly === "undefined") { return; }
-  var figures = JSON.parse(node.textContent) || {};
-  var config = { displaylogo: false, responsive: true, toImageButtonOptions: { format: "svg" } };
-  var NARROW = 640;
-  var SWITCHED = { "fig-heatmap": "method", "fig-beta": "method", "fig-pairwise-forest": "criterion",
-                   "fig-pairwise-heatmap": "criterion", "fig-pairwise-consistency": "criterion" };
-  var chosen = { method: checked("method"), criterion: checked("criterion") };
-  var drawn = {};  // element id -> the key and fit it was drawn with
+  if (!node) { return; }
+  // plotly.js: inline before this script (offline HTML), or loading async from the head (served): draw once it ran
+  var loader = document.getElementById("plotly-js");
+  if (typeof Plotly !== "undefined") { start(); } else if (loader) { loader.addEventListener("load", start); }
 
-  function checked(name) {
-    var input = document.querySelector("input[name=" + name + "]:checked");
-    return input ? input.value : null;
+  function mark(name) { if (window.performance && performance.mark) { performance.mark(name); } }
+  function idle(callback) {
+    if (window.requestIdleCallback) { window.requestIdleCallback(callback, { timeout: 1000 }); }
+    else { setTimeout(callback, 50); }
   }
-  function keyOf(id) {
-    var option = SWITCHED[id] && chosen[SWITCHED[id]];
-    return option && figures[id + "@" + option] ? id + "@" + option : id;
-  }
-  function copy(value) { return JSON.parse(JSON.stringify(value)); }
-  function merge(base, extra) {
-    Object.keys(extra || {}).forEach(function (k) {
-      var v = extra[k];
-      if (v && typeof v === "object" && !Array.isArray(v) && base[k] && typeof base[k] === "object") {
-        merge(base[k], v);
-      } else { base[k] = copy(v); }
-    });
-    return base;
-  }
-  function apply(figure, change) {
-    merge(figure.layout, change.layout);
-    (change.data || []).forEach(function (d, i) { if (figure.data[i]) { merge(figure.data[i], d); } });
-  }
-  /* The figure to draw in `el` now: its option's, fitted to the element's width. */
-  function fitted(el) {
-    var key = keyOf(el.id), width = el.clientWidth, small = width > 0 && width < NARROW;
-    if (small && figures[key + "@narrow"]) { key += "@narrow"; }
-    var figure = figures[key];
-    if (!figure) { return null; }
-    var meta = figure.layout.meta || {}, cells = meta.cells, step = -1;
-    if (cells && width > 0) {
-      var reserve = small && cells.reserve_narrow ? cells.reserve_narrow : cells.reserve;
-      var cell = (width - reserve) / Math.max(1, cells.across);
-      cells.steps.some(function (s, i) { if (cell < s.below) { step = i; return true; } return false; });
+
+  /* The tables' HTML comes as text (<script type="text/html" id="report-tables">: the browser does not build its
+     tens of thousands of cells while the page loads); it is put in place after the figures, or at once when the
+     reader comes near them, follows a link to a table, or prints. */
+  function putTables() {
+    if (document.readyState === "loading") {  // the tables are below this script: once the page is parsed
+      document.addEventListener("DOMContentLoaded", putTables);
+      return;
     }
-    var fit = key + "|" + small + "|" + step;
-    figure = { data: copy(figure.data), layout: copy(figure.layout) };
-    if (small && meta.narrow) { apply(figure, meta.narrow); }
-    if (step >= 0) { apply(figure, cells.steps[step]); }
-    return { key: key, fit: fit, figure: figure };
+    var source = document.getElementById("report-tables");
+    if (!source) { return; }
+    source.insertAdjacentHTML("beforebegin", source.textContent);
+    source.parentNode.removeChild(source);
+    mark("report-tables");
+    var target = location.hash && document.getElementById(decodeURIComponent(location.hash.slice(1)));
+    if (target && target.closest && target.closest("#section-tables")) {
+      if (target.tagName === "DETAILS") { target.open = true; }
+      target.scrollIntoView();
+    }
   }
-  function draw(el, force) {
-    var made = fitted(el);
-    if (!made || (!force && drawn[el.id] === made.fit)) { return; }
-    drawn[el.id] = made.fit;
-    var meta = made.figure.layout.meta || {};
-    if (meta.empty) { Plotly.purge(el); el.textContent = meta.empty; return; }
-    Plotly.react(el, made.figure.data, made.figure.layout, config).then(function () {
-      if (meta.cells && meta.cells.upright) { upright(el, meta.cells.upright); }
-    });
+  function watchTables() {
+    var source = document.getElementById("report-tables");
+    if (!source) { return; }
+    if (/^#table-/.test(location.hash)) { putTables(); return; }
+    if ("IntersectionObserver" in window) {
+      var tablesWatcher = new IntersectionObserver(function (entries) {
+        if (entries.some(function (entry) { return entry.isIntersecting; })) {
+          tablesWatcher.disconnect();
+          putTables();
+        }
+      }, { rootMargin: "600px 0px" });
+      tablesWatcher.observe(source.parentNode);
+    }
+    // without plotly.js (or should it never load) the tables come all the same
+    if (document.readyState === "complete") { setTimeout(putTables, 3000); }
+    else { window.addEventListener("load", function () { setTimeout(putTables, 3000); }); }
   }
-  /* The heatmap's opponent labels as drawn: when two overlap (the columns came out narrower than their width step
-     allowed for), each name on one line, upright; columns too narrow for their number leave it to the hover. */
-  function upright(el, names) {
-    var axis = el._fullLayout && el._fullLayout.xaxis;
-    if (!axis) { return; }
-    var column = axis._length / Math.max(1, names.length);
-    var boxes = Array.prototype.map.call(el.querySelectorAll(".xaxislayer-above .xtick text"), function (t) {
-      return t.getBoundingClientRect();
-    }).sort(function (a, b) { return a.left - b.left; });
-    var overlap = boxes.length < names.length || boxes.some(function (b, i) {
-      return b.width > column || (i > 0 && b.left < boxes[i - 1].right + 2);
-    });
-    if (overlap && axis.tickangle !== -90) { Plotly.relayout(el, { "xaxis.tickangle": -90, "xaxis.ticktext": names }); }
-    if (column < 30) { Plotly.restyle(el, { texttemplate: "" }); }
-  }
+  window.addEventListener("beforeprint", putTables);
+  window.addEventListener("hashchange", function () { if (/^#table-/.test(location.hash)) { putTables(); } });
+  if (document.readyState === "loading") { document.addEventListener("DOMContentLoaded", watchTables); }
+  else { watchTables(); }
 
-  var elements = Object.keys(figures).map(function (key) { return key.split("@")[0]; })
-    .filter(function (id, i, all) { return all.indexOf(id) === i; })
-    .map(function (id) { return document.getElementById(id); }).filter(Boolean);
-  var seen = {};  // element id -> has come near the window (or its section was entered)
-  function show(el) { seen[el.id] = true; draw(el); }
-  if ("IntersectionObserver" in window) {
-    var watcher = new IntersectionObserver(function (entries) {
-      entries.forEach(function (entry) { if (entry.isIntersecting) { show(entry.target); } });
-    }, { rootMargin: "300px 0px" });
-    elements.forEach(function (el) { watcher.observe(el); });
-  } else { elements.forEach(show); }
-  // the keyboard: focus moving into a section (a switch, a table's summary) draws the section's figures
-  document.addEventListener("focusin", function (event) {
-    var section = event.target.closest && event.target.closest("section");
-    if (section) { elements.forEach(function (el) { if (section.contains(el)) { show(el); } }); }
-  });
-  window.addEventListener("beforeprint", function () { elements.forEach(show); });
+  function start() {
+    mark("plotly-ready");
+    var figures = JSON.parse(node.textContent) || {};
+    var config = { displaylogo: false, responsive: true, toImageButtonOptions: { format: "svg" } };
+    var NARROW = 640;
+    var SWITCHED = { "fig-heatmap": "method", "fig-beta": "method", "fig-pairwise-forest": "criterion",
+                     "fig-pairwise-heatmap": "criterion", "fig-pairwise-consistency": "criterion" };
+    var chosen = { method: checked("method"), criterion: checked("criterion") };
+    var drawn = {};  // element id -> the key and fit it was drawn with
 
-  /* A switch: the figures it drives show the chosen option (drawn now when already seen), the blocks marked with
-     `attribute` show only the chosen option's. */
-  function switchTo(kind, value, blocks, attribute) {
-    chosen[kind] = value;
-    elements.forEach(function (el) { if (SWITCHED[el.id] === kind && seen[el.id]) { draw(el); } });
-    Array.prototype.forEach.call(document.querySelectorAll(blocks), function (el) {
-      el.hidden = el.getAttribute(attribute) !== value;
-    });
-  }
-  function select(method) { switchTo("method", method, ".corr-warnings, .corr-grid, .beta-warnings", "data-method"); }
-  function selectCriterion(criterion) {
-    switchTo("criterion", criterion, ".pairwise-wtl, .pairwise-ranking", "data-criterion");
-  }
-  [["method", select], ["criterion", selectCriterion]].forEach(function (pair) {
-    Array.prototype.forEach.call(document.querySelectorAll("input[name=" + pair[0] + "]"), function (input) {
-      input.addEventListener("change", function () { if (input.checked) { pair[1](input.value); } });
-    });
-  });
-  // a new width may change what a figure shows (a phone's legend, a heatmap's cells): redrawn where it does
-  var refit = null;
-  window.addEventListener("resize", function () {
-    clearTimeout(refit);
-    refit = setTimeout(function () {
-      elements.forEach(function (el) {
-        var made = seen[el.id] && fitted(el);
-        if (made && drawn[el.id] !== made.fit) { Plotly.purge(el); draw(el, true); }
+    function checked(name) {
+      var input = document.querySelector("input[name=" + name + "]:checked");
+      return input ? input.value : null;
+    }
+    function keyOf(id) {
+      var option = SWITCHED[id] && chosen[SWITCHED[id]];
+      return option && figures[id + "@" + option] ? id + "@" + option : id;
+    }
+    function copy(value) { return JSON.parse(JSON.stringify(value)); }
+    function merge(base, extra) {
+      Object.keys(extra || {}).forEach(function (k) {
+        var v = extra[k];
+        if (v && typeof v === "object" && !Array.isArray(v) && base[k] && typeof base[k] === "object") {
+          merge(base[k], v);
+        } else { base[k] = copy(v); }
       });
-    }, 300);
-  });
-  window.PerSEvalReport = { select: select, selectCriterion: selectCriterion,
-                            drawAll: function () { elements.forEach(show); } };
+      return base;
+    }
+    function apply(figure, change) {
+      merge(figure.layout, change.layout);
+      (change.data || []).forEach(function (d, i) { if (figure.data[i]) { merge(figure.data[i], d); } });
+    }
+    /* The figure to draw in `el` now: its option's, fitted to the element's width. */
+    function fitted(el) {
+      var key = keyOf(el.id), width = el.clientWidth, small = width > 0 && width < NARROW;
+      if (small && figures[key + "@narrow"]) { key += "@narrow"; }
+      var figure = figures[key];
+      if (!figure) { return null; }
+      var meta = figure.layout.meta || {}, cells = meta.cells, step = -1;
+      if (cells && width > 0) {
+        var reserve = small && cells.reserve_narrow ? cells.reserve_narrow : cells.reserve;
+        var cell = (width - reserve) / Math.max(1, cells.across);
+        cells.steps.some(function (s, i) { if (cell < s.below) { step = i; return true; } return false; });
+      }
+      var fit = key + "|" + small + "|" + step;
+      figure = { data: copy(figure.data), layout: copy(figure.layout) };
+      if (small && meta.narrow) { apply(figure, meta.narrow); }
+      if (step >= 0) { apply(figure, cells.steps[step]); }
+      return { key: key, fit: fit, figure: figure };
+    }
+    function draw(el, force) {
+      var made = fitted(el);
+      if (!made || (!force && drawn[el.id] === made.fit)) { return null; }
+      drawn[el.id] = made.fit;
+      var meta = made.figure.layout.meta || {};
+      if (meta.empty) { Plotly.purge(el); el.textContent = meta.empty; return null; }
+      return Plotly.react(el, made.figure.data, made.figure.layout, config).then(function () {
+        if (meta.cells && meta.cells.upright) { upright(el, meta.cells.upright); }
+      });
+    }
+    /* The heatmap's opponent labels as drawn: when two overlap (the columns came out narrower than their width step
+       allowed for), each name on one line, upright; columns too narrow for their number leave it to the hover. */
+    function upright(el, names) {
+      var axis = el._fullLayout && el._fullLayout.xaxis;
+      if (!axis) { return; }
+      var column = axis._length / Math.max(1, names.length);
+      var boxes = Array.prototype.map.call(el.querySelectorAll(".xaxislayer-above .xtick text"), function (t) {
+        return t.getBoundingClientRect();
+      }).sort(function (a, b) { return a.left - b.left; });
+      var overlap = boxes.length < names.length || boxes.some(function (b, i) {
+        return b.width > column || (i > 0 && b.left < boxes[i - 1].right + 2);
+      });
+      if (overlap && axis.tickangle !== -90) {
+        Plotly.relayout(el, { "xaxis.tickangle": -90, "xaxis.ticktext": names });
+      }
+      if (column < 30) { Plotly.restyle(el, { texttemplate: "" }); }
+    }
+
+    var elements = Object.keys(figures).map(function (key) { return key.split("@")[0]; })
+      .filter(function (id, i, all) { return all.indexOf(id) === i; })
+      .map(function (id) { return document.getElementById(id); }).filter(Boolean)
+      .sort(function (a, b) { return a.compareDocumentPosition(b) & Node.DOCUMENT_POSITION_FOLLOWING ? -1 : 1; });
+    var seen = {};  // element id -> has come near the window (or its section was entered)
+    function show(el) { seen[el.id] = true; return draw(el); }
+    /* The rest, once the first screen is drawn: one figure per idle moment, top to bottom, so that the reader finds
+       them drawn; then the tables. */
+    function rest() {
+      var next = elements.filter(function (el) { return !seen[el.id]; })[0];
+      if (!next) { idle(putTables); return; }
+      Promise.resolve(show(next)).then(function () { idle(rest); }, function () { idle(rest); });
+    }
+    if ("IntersectionObserver" in window) {
+      var firstScreen = true;
+      var watcher = new IntersectionObserver(function (entries) {
+        var draws = entries.filter(function (entry) { return entry.isIntersecting; })
+          .map(function (entry) { return show(entry.target); });
+        if (firstScreen) {
+          firstScreen = false;
+          Promise.all(draws).then(function () { idle(rest); }, function () { idle(rest); });
+        }
+      }, { rootMargin: "300px 0px" });
+      elements.forEach(function (el) { watcher.observe(el); });
+    } else { elements.forEach(show); idle(putTables); }
+    // the keyboard: focus moving into a section (a switch, a table's summary) draws the section's figures
+    document.addEventListener("focusin", function (event) {
+      var section = event.target.closest && event.target.closest("section");
+      if (section) { elements.forEach(function (el) { if (section.contains(el)) { show(el); } }); }
+    });
+    window.addEventListener("beforeprint", function () { elements.forEach(show); });
+
+    /* A switch: the figures it drives show the chosen option (drawn now when already seen), the blocks marked with
+       `attribute` show only the chosen option's. */
+    function switchTo(kind, value, blocks, attribute) {
+      chosen[kind] = value;
+      elements.forEach(function (el) { if (SWITCHED[el.id] === kind && seen[el.id]) { draw(el); } });
+      Array.prototype.forEach.call(document.querySelectorAll(blocks), function (el) {
+        el.hidden = el.getAttribute(attribute) !== value;
+      });
+    }
+    function select(method) { switchTo("method", method, ".corr-warnings, .corr-grid, .beta-warnings", "data-method"); }
+    function selectCriterion(criterion) {
+      switchTo("criterion", criterion, ".pairwise-wtl, .pairwise-ranking", "data-criterion");
+    }
+    [["method", select], ["criterion", selectCriterion]].forEach(function (pair) {
+      Array.prototype.forEach.call(document.querySelectorAll("input[name=" + pair[0] + "]"), function (input) {
+        input.addEventListener("change", function () { if (input.checked) { pair[1](input.value); } });
+      });
+    });
+    // a new width may change what a figure shows (a phone's legend, a heatmap's cells): redrawn where it does
+    var refit = null;
+    window.addEventListener("resize", function () {
+      clearTimeout(refit);
+      refit = setTimeout(function () {
+        elements.forEach(function (el) {
+          var made = seen[el.id] && fitted(el);
+          if (made && drawn[el.id] !== made.fit) { Plotly.purge(el); draw(el, true); }
+        });
+      }, 300);
+    });
+    window.PerSEvalReport = { select: select, selectCriterion: selectCriterion,
+                              drawAll: function () { elements.forEach(show); } };
+  }
 })();
