@@ -21,7 +21,7 @@ from operator import itemgetter
 import numpy as np
 
 from metaeval.core.io.corpus import REFERENCE, Corpus, Document, Missing, require_summaries
-from metaeval.core.measures.base import Measure
+from metaeval.core.measures.base import Measure, fused_distances
 from metaeval.core.measures.cache import DistanceCache, pair_digests
 from metaeval.core.perseval.arrays import SystemLayout, score_layout
 from metaeval.core.perseval.measure import DocPairs, Params, SystemScore
@@ -161,16 +161,15 @@ class ComputeStats:
         return self.computed / self.compute_seconds if self.compute_seconds > 0 else float("nan")
 
 
-#: the jobs of :func:`evaluate_many` (measure, pairs grouped by their second text), read by forked workers
-_FORK_WORK: list[tuple[Measure, Sequence[TextPair]] | None] = []
+#: the work of :func:`evaluate_many`: per unit, its measures (several when they share a ``fusion``) and its pairs
+#: grouped by their second text, read by the forked workers
+_FORK_WORK: list[tuple[tuple[Measure, ...], Sequence[TextPair]]] = []
 
 
-def _work_slice(task: tuple[int, int, int]) -> np.ndarray:
-    job, lo, hi = task
-    work = _FORK_WORK[job]
-    assert work is not None
-    measure, pairs = work
-    return np.asarray(measure.distances(pairs[lo:hi]), dtype=np.float64)
+def _work_slice(task: tuple[int, int, int]) -> list[np.ndarray]:
+    unit, lo, hi = task
+    measures, pairs = _FORK_WORK[unit]
+    return fused_distances(measures, pairs[lo:hi])
 
 
 @contextlib.contextmanager
@@ -242,31 +241,43 @@ def evaluate_many(jobs: Sequence[tuple[Measure, Sequence[TextPair]]], *, workers
             yield _here(measure, pairs)
         return
     global _FORK_WORK
-    orders: dict[int, np.ndarray] = {}
-    work: list[tuple[Measure, Sequence[TextPair]] | None] = [None] * len(jobs)
+    # jobs of measures with the same fusion on the same pairs (a run's measures on a cold cache) become one unit
+    units: dict[tuple[object, ...], list[int]] = {}
     for index in pooled:
-        orders[index], ordered = _grouped(jobs[index][1])
-        work[index] = (jobs[index][0], ordered)
+        measure, pairs = jobs[index]
+        units.setdefault((measure.fusion, id(pairs)) if measure.fusion else (index,), []).append(index)
+    members = list(units.values())
+    unit_of = {index: (unit, place) for unit, indices in enumerate(members) for place, index in enumerate(indices)}
+    orders: list[np.ndarray] = []
+    work: list[tuple[tuple[Measure, ...], Sequence[TextPair]]] = []
+    for indices in members:
+        order, ordered = _grouped(jobs[indices[0]][1])
+        orders.append(order)
+        work.append((tuple(jobs[index][0] for index in indices), ordered))
     _FORK_WORK = work
     try:
         with multiprocessing.get_context("fork").Pool(workers, initializer=gc.freeze) as pool:
             _FORK_WORK = []  # the workers have their copy
-            pending = {}
-            for index in pooled:
-                bounds = np.linspace(0, len(jobs[index][1]), workers * 4 + 1).astype(int).tolist()
-                pending[index] = pool.map_async(
-                    _work_slice, [(index, lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)],
-                    chunksize=1)
+            pending = []
+            for unit, (_, unit_pairs) in enumerate(work):
+                bounds = np.linspace(0, len(unit_pairs), workers * 4 + 1).astype(int).tolist()
+                pending.append(pool.map_async(
+                    _work_slice, [(unit, lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)],
+                    chunksize=1))
             del work
             if on_start is not None:
                 on_start()
+            done: dict[int, list[list[np.ndarray]]] = {}
             for index, (measure, pairs) in enumerate(jobs):
-                if index not in pending:
+                if index not in unit_of:
                     yield _here(measure, pairs)
                     continue
-                parts = pending.pop(index).get()
+                unit, place = unit_of[index]
+                if unit not in done:
+                    done[unit] = pending[unit].get()
                 result = np.empty(len(pairs))
-                result[orders.pop(index)] = np.concatenate(parts) if parts else np.empty(0)
+                parts = [part[place] for part in done[unit]]
+                result[orders[unit]] = np.concatenate(parts) if parts else np.empty(0)
                 yield result
     finally:
         _FORK_WORK = []
