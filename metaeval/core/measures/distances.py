@@ -14,14 +14,14 @@ import itertools
 import multiprocessing
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
 
 import numpy as np
 
 from metaeval.core.io.corpus import REFERENCE, Corpus, Document, Missing, require_summaries
-from metaeval.core.measures.base import Measure
+from metaeval.core.measures.base import Measure, fused_distances
 from metaeval.core.measures.cache import DistanceCache, pair_digests
 from metaeval.core.perseval.arrays import SystemLayout, score_layout
 from metaeval.core.perseval.measure import DocPairs, Params, SystemScore
@@ -161,13 +161,15 @@ class ComputeStats:
         return self.computed / self.compute_seconds if self.compute_seconds > 0 else float("nan")
 
 
-_FORK_WORK: tuple[Measure, Sequence[TextPair]] | None = None
+#: the work of :func:`evaluate_many`: per unit, its measures (several when they share a ``fusion``) and its pairs
+#: grouped by their second text, read by the forked workers
+_FORK_WORK: list[tuple[tuple[Measure, ...], Sequence[TextPair]]] = []
 
 
-def _work_slice(bounds: tuple[int, int]) -> np.ndarray:
-    assert _FORK_WORK is not None
-    measure, pairs = _FORK_WORK
-    return measure.distances(pairs[bounds[0] : bounds[1]])
+def _work_slice(task: tuple[int, int, int]) -> list[np.ndarray]:
+    unit, lo, hi = task
+    measures, pairs = _FORK_WORK[unit]
+    return fused_distances(measures, pairs[lo:hi])
 
 
 @contextlib.contextmanager
@@ -192,29 +194,93 @@ def evaluate(measure: Measure, pairs: Sequence[TextPair], *, workers: int | None
     Pairs are grouped by their second text (usually the long document) before splitting, so each worker
     tokenises a document once. The order of the result matches ``pairs``.
     """
-    workers = default_workers() if workers is None else max(1, workers)
-    measure.prepare()
-    if not getattr(measure, "parallel", True):  # neural measures batch on their device in this process
-        return np.asarray(measure.distances(pairs), dtype=np.float64)
-    if workers == 1 or len(pairs) < PARALLEL_THRESHOLD or "fork" not in multiprocessing.get_all_start_methods():
-        return np.asarray(measure.distances(pairs), dtype=np.float64)
+    return next(evaluate_many([(measure, pairs)], workers=workers))
+
+
+def _in_workers(measure: Measure, pairs: Sequence[TextPair], workers: int) -> bool:
+    """Whether :func:`evaluate_many` sends this job to the worker processes."""
+    return (getattr(measure, "parallel", True) and workers > 1 and len(pairs) >= PARALLEL_THRESHOLD
+            and "fork" in multiprocessing.get_all_start_methods())
+
+
+def _grouped(pairs: Sequence[TextPair]) -> tuple[np.ndarray, list[TextPair]]:
+    """``(order, pairs[order])``: pairs in order of their second text's first appearance, keeping their order within
+    a group (a stable sort)."""
     seconds = list(map(itemgetter(1), pairs))
     group = {text: position for position, text in enumerate(dict.fromkeys(seconds))}
-    # pairs in order of their second text's first appearance, keeping their order within a group (a stable sort)
     order = np.argsort(np.fromiter(map(group.__getitem__, seconds), dtype=np.int64, count=len(seconds)),
                        kind="stable")
-    ordered = list(map(pairs.__getitem__, order.tolist()))
-    bounds = np.linspace(0, len(ordered), workers * 4 + 1).astype(int)
+    return order, list(map(pairs.__getitem__, order.tolist()))
+
+
+def _here(measure: Measure, pairs: Sequence[TextPair]) -> np.ndarray:
+    """``measure`` on ``pairs`` in this process (nothing to do for no pairs)."""
+    return np.asarray(measure.distances(pairs), dtype=np.float64) if len(pairs) else np.zeros(0, dtype=np.float64)
+
+
+def evaluate_many(jobs: Sequence[tuple[Measure, Sequence[TextPair]]], *, workers: int | None = None,
+                  on_start: Callable[[], object] | None = None) -> Iterator[np.ndarray]:
+    """:func:`evaluate` of each ``(measure, pairs)`` job, yielded in order.
+
+    The large jobs of measures that run in worker processes share one pool of ``workers`` forked processes, forked
+    once, with every job's slices queued at the start: while the caller uses one result (scores a measure), the
+    workers go on with the next measures. A job's numbers do not depend on how it is split. Other jobs (neural
+    measures, small batches) are evaluated in this process when their turn comes. ``on_start()`` is called once
+    the workers have their work (or at once when there are none), before the first result is awaited: the
+    caller's own preparations then overlap the workers' computing.
+    """
+    workers = default_workers() if workers is None else max(1, workers)
+    for measure, pairs in jobs:
+        if len(pairs):
+            measure.prepare()
+    pooled = [index for index, (measure, pairs) in enumerate(jobs) if _in_workers(measure, pairs, workers)]
+    if not pooled:
+        if on_start is not None:
+            on_start()
+        for measure, pairs in jobs:
+            yield _here(measure, pairs)
+        return
     global _FORK_WORK
-    _FORK_WORK = (measure, ordered)
+    # jobs of measures with the same fusion on the same pairs (a run's measures on a cold cache) become one unit
+    units: dict[tuple[object, ...], list[int]] = {}
+    for index in pooled:
+        measure, pairs = jobs[index]
+        units.setdefault((measure.fusion, id(pairs)) if measure.fusion else (index,), []).append(index)
+    members = list(units.values())
+    unit_of = {index: (unit, place) for unit, indices in enumerate(members) for place, index in enumerate(indices)}
+    orders: list[np.ndarray] = []
+    work: list[tuple[tuple[Measure, ...], Sequence[TextPair]]] = []
+    for indices in members:
+        order, ordered = _grouped(jobs[indices[0]][1])
+        orders.append(order)
+        work.append((tuple(jobs[index][0] for index in indices), ordered))
+    _FORK_WORK = work
     try:
         with multiprocessing.get_context("fork").Pool(workers, initializer=gc.freeze) as pool:
-            parts = pool.map(_work_slice, list(zip(bounds[:-1], bounds[1:], strict=True)), chunksize=1)
+            _FORK_WORK = []  # the workers have their copy
+            pending = []
+            for unit, (_, unit_pairs) in enumerate(work):
+                bounds = np.linspace(0, len(unit_pairs), workers * 4 + 1).astype(int).tolist()
+                pending.append(pool.map_async(
+                    _work_slice, [(unit, lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)],
+                    chunksize=1))
+            del work
+            if on_start is not None:
+                on_start()
+            done: dict[int, list[list[np.ndarray]]] = {}
+            for index, (measure, pairs) in enumerate(jobs):
+                if index not in unit_of:
+                    yield _here(measure, pairs)
+                    continue
+                unit, place = unit_of[index]
+                if unit not in done:
+                    done[unit] = pending[unit].get()
+                result = np.empty(len(pairs))
+                parts = [part[place] for part in done[unit]]
+                result[orders[unit]] = np.concatenate(parts) if parts else np.empty(0)
+                yield result
     finally:
-        _FORK_WORK = None
-    result = np.empty(len(pairs))
-    result[order] = np.concatenate(parts) if parts else np.empty(0)
-    return result
+        _FORK_WORK = []
 
 
 def compute(
@@ -245,37 +311,76 @@ def compute_values(
     store_later: bool = False,
 ) -> tuple[np.ndarray, ComputeStats]:
     """:func:`compute` with the distances as a float64 array in the order of ``pairs``."""
+    return next(compute_many([measure], pairs, cache=cache, workers=workers, digests=digests,
+                             store_later=store_later))
+
+
+def compute_many(
+    measures: Sequence[Measure],
+    pairs: Sequence[TextPair],
+    *,
+    cache: DistanceCache | None = None,
+    workers: int | None = None,
+    digests: Sequence[bytes] | Callable[[], Sequence[bytes]] | None = None,
+    store_later: bool = False,
+) -> Generator[tuple[np.ndarray, ComputeStats], None, None]:
+    """:func:`compute_values` of each measure on the same ``pairs``, yielded in order: every measure's cached values
+    are read first, then the missing ones of all measures are computed by :func:`evaluate_many` (one pool of worker
+    processes for them all), so the caller scores one measure while the workers compute the next. A measure's
+    ``ComputeStats.seconds`` is the time the caller waited for it (its cache look-up included); the first
+    measure's also includes starting the workers. ``digests`` (:func:`~metaeval.core.measures.cache.pair_digests`
+    of ``pairs``, or a function that returns them) are only needed with a ``cache``; when no measure has anything
+    stored yet, they are taken while the workers compute."""
     started = time.perf_counter()
-    parallel = getattr(measure, "parallel", True)
-    used_workers = (workers or default_workers()) if parallel else 1
-    stats = ComputeStats(measure=measure.label, pairs=len(pairs), workers=used_workers)
-    attach = getattr(measure, "attach_cache", None)
-    if attach is not None:
-        attach(cache)
-    values = np.full(len(pairs), np.nan)
-    todo = np.ones(len(pairs), dtype=bool)
-    keys: list[bytes] = []
-    if cache is not None and pairs:
-        keys = cache.keys(measure.cache_key, digests if digests is not None else pair_digests(pairs))
-        if cache.has_measure(measure.cache_key):  # nothing of this measure stored: no look-up at all
+    known: list[Sequence[bytes]] = []
+
+    def pair_digests_once() -> Sequence[bytes]:
+        if not known:
+            known.append(pair_digests(pairs) if digests is None else digests() if callable(digests) else digests)
+        return known[0]
+
+    def pair_keys(measure: Measure) -> list[bytes]:
+        assert cache is not None
+        return cache.keys(measure.cache_key, pair_digests_once())
+
+    looked = []
+    for measure in measures:
+        parallel = getattr(measure, "parallel", True)
+        stats = ComputeStats(measure=measure.label, pairs=len(pairs),
+                             workers=(workers or default_workers()) if parallel else 1)
+        attach = getattr(measure, "attach_cache", None)
+        if attach is not None:
+            attach(cache)
+        values = np.full(len(pairs), np.nan)
+        todo = np.ones(len(pairs), dtype=bool)
+        keys: list[bytes] = []
+        if cache is not None and pairs and cache.has_measure(measure.cache_key):  # else no look-up at all
+            keys = pair_keys(measure)
             values, found = cache.get(keys)
             todo = ~found
             stats.cached = int(found.sum())
-    missing_index = np.flatnonzero(todo)
-    if len(missing_index):
+        missing_index = np.flatnonzero(todo)
         todo_pairs = pairs if len(missing_index) == len(pairs) else [pairs[int(index)] for index in missing_index]
+        looked.append((measure, stats, values, keys, missing_index, todo_pairs))
+    start = pair_digests_once if cache is not None and pairs else None
+    results = evaluate_many([(measure, todo_pairs) for measure, _, _, _, _, todo_pairs in looked], workers=workers,
+                            on_start=start)
+    for measure, stats, values, keys, missing_index, todo_pairs in looked:
         compute_started = time.perf_counter()
-        computed = evaluate(measure, todo_pairs, workers=workers)
-        stats.compute_seconds = time.perf_counter() - compute_started
-        values[missing_index] = computed
-        stats.computed = len(todo_pairs)
-        stats.extra.update({key: float(value) for key, value in getattr(measure, "stats", {}).items()})
-        if cache is not None:
-            store = cache.put_later if store_later else cache.put
-            new_keys = keys if len(missing_index) == len(pairs) else [keys[index] for index in missing_index]
-            store(new_keys, computed)
-    stats.seconds = time.perf_counter() - started
-    return values, stats
+        computed = next(results)
+        if len(missing_index):
+            stats.compute_seconds = time.perf_counter() - compute_started
+            values[missing_index] = computed
+            stats.computed = len(todo_pairs)
+            stats.extra.update({key: float(value) for key, value in getattr(measure, "stats", {}).items()})
+            if cache is not None:
+                store = cache.put_later if store_later else cache.put
+                keys = keys or pair_keys(measure)
+                new_keys = keys if len(missing_index) == len(pairs) else [keys[index] for index in missing_index]
+                store(new_keys, computed)
+        stats.seconds = time.perf_counter() - started
+        yield values, stats
+        started = time.perf_counter()
 
 
 def corpus_doc_pairs(plan: Plan, system: str, distance: dict[TextPair, float]) -> list[DocPairs]:

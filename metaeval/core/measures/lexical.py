@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 
 import numpy as np
 
 from metaeval.core.measures.base import Measure, round_like_python
 from metaeval.core.measures.tokens import Encoded, GramBags, _rouge_parts, rouge_token_lists, unique_texts
 
-__all__ = ["Bleu", "RougeL", "RougeSU4"]
+__all__ = ["Bleu", "RougeL", "RougeSU4", "SplitSpaceCounts", "split_space_distances"]
 
 
 def _split_space(text: str) -> list[str]:
@@ -45,6 +45,47 @@ def _f1(matches: np.ndarray, n_candidate: np.ndarray, n_reference: np.ndarray) -
         recall = m / n_reference[hit]
         out[hit] = 2.0 * precision * recall / (precision + recall)
     return out
+
+
+class SplitSpaceCounts:
+    """The integer counts BLEU and the authors' ROUGE-SU4 are computed from, for one batch of pairs: the batch's
+    unique texts tokenised once (``split``: the authors' ``split(" ")`` by default), ``lengths[t]`` tokens per text,
+    and for each n-gram order ``k = 1 .. orders`` in ``needed`` (default: all): ``matches[k-1][i]``, the clipped
+    matches of pair ``i`` (``sum over k-grams g of min(count_a(g), count_b(g))``), and ``totals[k-1][t]``, the number
+    of k-grams of text ``t`` (empty arrays for the orders not needed). Pair ``i`` is texts ``ia[i]`` and ``ib[i]``."""
+
+    def __init__(self, pairs: Sequence[tuple[str, str]], orders: int,
+                 split: Callable[[str], list[str]] | None = None, needed: Collection[int] | None = None) -> None:
+        split = split or _split_space
+        texts, self.ia, self.ib = unique_texts(pairs)
+        enc = Encoded([split(text) for text in texts])
+        self.lengths = enc.lengths
+        self.matches: list[np.ndarray] = []
+        self.totals: list[np.ndarray] = []
+        for order, (texts_k, grams, count) in enumerate(enc.ngram_orders(orders), start=1):
+            if needed is not None and order not in needed:
+                self.matches.append(np.zeros(0, dtype=np.int64))
+                self.totals.append(np.zeros(0, dtype=np.int64))
+                continue
+            bags = GramBags(texts_k, grams, enc.n_texts, dense=count)
+            self.matches.append(bags.clipped_matches(self.ia, self.ib))
+            self.totals.append(bags.totals)
+
+
+def split_space_distances(measures: Sequence[Measure], pairs: Sequence[tuple[str, str]]) -> list[np.ndarray]:
+    """The distances of several measures whose ``fusion`` is ``"split-space-ngrams"`` (the authors' BLEU and
+    ROUGE-SU4) on the same ``pairs``, from one :class:`SplitSpaceCounts` (the texts tokenised and their n-grams
+    counted once for all): the same numbers as each measure's own ``distances``."""
+    if len(pairs) == 0:
+        return [np.zeros(0, dtype=np.float64) for _ in measures]
+    chosen: list[Bleu | RougeSU4] = []
+    for measure in measures:
+        if not isinstance(measure, Bleu | RougeSU4) or measure.fusion != "split-space-ngrams":
+            raise ValueError(f"{measure.label} does not count split-space n-grams")
+        chosen.append(measure)
+    needed = {order for measure in chosen for order in measure.needed_orders}
+    counts = SplitSpaceCounts(pairs, max(needed), needed=needed)
+    return [measure.from_counts(counts) for measure in chosen]
 
 
 class RougeL(Measure):
@@ -144,22 +185,30 @@ class RougeSU4(Measure):
         if not self.compat:
             _rouge_parts()
 
+    @property
+    def fusion(self) -> str:  # type: ignore[override]
+        return "split-space-ngrams" if self.compat else ""
+
+    #: the n-gram orders the compat mode counts (:func:`split_space_distances`): only the 5-grams
+    needed_orders = (5,)
+
+    def from_counts(self, counts: SplitSpaceCounts) -> np.ndarray:
+        """compat distances from the batch's 5-gram counts."""
+        matches, totals = counts.matches[4], counts.totals[4]
+        # the authors' first argument is the "candidate": precision divides by a's 5-gram count
+        f = round_like_python(_f1(matches, totals[counts.ia], totals[counts.ib]), 5)
+        return 1.0 - f
+
     def distances(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
         if len(pairs) == 0:
             return np.zeros(0, dtype=np.float64)
-        texts, ia, ib = unique_texts(pairs)
         if self.compat:
-            enc = Encoded([_split_space(t) for t in texts])
-            *_, (gram_texts, grams, count) = enc.ngram_orders(5)
-            bags = GramBags(gram_texts, grams, enc.n_texts, dense=count)
-            matches = bags.clipped_matches(ia, ib)
-            # the authors' first argument is the "candidate": precision divides by a's 5-gram count
-            f = round_like_python(_f1(matches, bags.totals[ia], bags.totals[ib]), 5)
-        else:
-            enc = Encoded(rouge_token_lists(texts))
-            bags = GramBags(*enc.skip_bigrams(4, unigrams=True), enc.n_texts)
-            matches = bags.clipped_matches(ia, ib)
-            f = _f1(matches, bags.totals[ib], bags.totals[ia])
+            return self.from_counts(SplitSpaceCounts(pairs, 5, needed=self.needed_orders))
+        texts, ia, ib = unique_texts(pairs)
+        enc = Encoded(rouge_token_lists(texts))
+        bags = GramBags(*enc.skip_bigrams(4, unigrams=True), enc.n_texts)
+        matches = bags.clipped_matches(ia, ib)
+        f = _f1(matches, bags.totals[ib], bags.totals[ia])
         return 1.0 - f
 
 
@@ -191,17 +240,27 @@ class Bleu(Measure):
     def options(self) -> Mapping[str, object]:
         return {"n": self.n, "smoothing": "none", "tokens": "split-space" if self.compat else "whitespace"}
 
-    def distances(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
-        if len(pairs) == 0:
-            return np.zeros(0, dtype=np.float64)
-        texts, ia, ib = unique_texts(pairs)
-        enc = Encoded([_split_space(t) for t in texts] if self.compat else [t.split() for t in texts])
-        numerators = [GramBags(texts_k, grams, enc.n_texts, dense=count).clipped_matches(ia, ib)
-                      for texts_k, grams, count in enc.ngram_orders(self.n)]
-        scores = _sentence_bleu(numerators, enc.lengths[ib], enc.lengths[ia], self.weights)
+    @property
+    def fusion(self) -> str:  # type: ignore[override]
+        return "split-space-ngrams" if self.compat else ""
+
+    @property
+    def needed_orders(self) -> tuple[int, ...]:
+        """The n-gram orders counted (:func:`split_space_distances`): ``1 .. n``."""
+        return tuple(range(1, self.n + 1))
+
+    def from_counts(self, counts: SplitSpaceCounts) -> np.ndarray:
+        """Distances from the batch's clipped matches of orders ``1 .. n`` and the token counts."""
+        lengths = counts.lengths
+        scores = _sentence_bleu(counts.matches[: self.n], lengths[counts.ib], lengths[counts.ia], self.weights)
         if self.compat:
             scores = round_like_python(scores, 5)
         return 1.0 - scores
+
+    def distances(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
+        if len(pairs) == 0:
+            return np.zeros(0, dtype=np.float64)
+        return self.from_counts(SplitSpaceCounts(pairs, self.n, split=_split_space if self.compat else str.split))
 
 
 def _sentence_bleu(numerators: list[np.ndarray], hyp_len: np.ndarray, ref_len: np.ndarray, weights) -> np.ndarray:

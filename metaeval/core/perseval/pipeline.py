@@ -22,6 +22,7 @@ from metaeval.core.measures.distances import (
     ComputeStats,
     Plan,
     compute,
+    compute_many,
     compute_values,
     gc_frozen,
     plan_corpus,
@@ -280,49 +281,73 @@ def run_scores(
             models[name] = measure.describe()
         return measure
 
+    digests: list[bytes] | None = None
+
+    def pair_keys() -> list[bytes]:
+        """The run's pair digests (taken once, when first needed: with nothing cached, while workers compute)."""
+        nonlocal digests
+        if digests is None:
+            digests = pair_digests(text_pairs)
+        return digests
+
     if options.measures:
-        plan = plan_run(corpus, options)
-        text_pairs, layouts = plan.indexed()
-        digests = pair_digests(text_pairs) if cache is not None else None
+        with gc_frozen():  # millions of new strings and tuples: no full collections over the corpus meanwhile
+            plan = plan_run(corpus, options)
+            text_pairs, layouts = plan.indexed()
         timings["plan"] = time.perf_counter() - started
         say(ProgressEvent("info", "plan", f"{len(plan.systems)} systems, {len(text_pairs)} unique text pairs",
                           {"systems": len(plan.systems), "text_pairs": len(text_pairs)}))
-    for name in options.measures:
-        measure = ready(name, text_pairs)
-        if measure is None:
-            continue
-        say(ProgressEvent("started", name, f"{measure.label}: distances"))
-        shared = None
-        if distribute is not None and cache is not None and digests is not None:
-            shared = distribute(name, measure, text_pairs, digests)
-        with gc_frozen():
-            distance, stat = compute_values(measure, text_pairs, cache=cache, workers=options.workers,
-                                            digests=digests, store_later=True)
-        stat.extra.update(shared or {})
-        stats.append(stat)
-        scoring = time.perf_counter()
-        with gc_frozen():
-            scored = score_values(plan, layouts, text_pairs, distance, options.params, workers=options.workers,
-                                  collect=None if collect is None else functools.partial(collect, name))
-        if name in NEURAL and getattr(measure, "dtype", "float32") in LOW_PRECISION \
-                and getattr(measure, "recheck", "off") != "off":
-            scored, check = recheck_low_precision(
-                name, measure, plan, dict(zip(text_pairs, distance.tolist(), strict=True)), scored, options.params,
-                functools.partial(prepare_measure, name, _float32(options, name), text_pairs), cache=cache,
-                collect=None if collect is None else functools.partial(collect, name),
-            )
-            if check is not None:
-                precision[name] = check.as_dict()
-                say(ProgressEvent("info", name, check.message()))
-        rows.extend(ScoreRow(system, name, score) for system, score in scored.items())
-        timings[f"score:{name}"] = time.perf_counter() - scoring
-        timings[f"distances:{name}"] = stat.seconds
-        spread = f" ({shared['shards']:.0f} shards on {shared['shard_workers']:.0f} workers)" if shared else ""
-        say(ProgressEvent(
-            "finished", name,
-            f"{measure.label}: {stat.computed} computed, {stat.cached} cached{spread}, {stat.seconds:.2f} s",
-            {"computed": stat.computed, "cached": stat.cached, "seconds": stat.seconds},
-        ))
+    # the measures computed in worker processes (lexical) all at once, while this process scores each in turn
+    pooled = [] if distribute is not None else [
+        (name, measure) for name in options.measures if name not in NEURAL
+        and (measure := ready(name, text_pairs)) is not None and getattr(measure, "parallel", True)]
+    streamed = compute_many([measure for _, measure in pooled], text_pairs if pooled else [], cache=cache,
+                            workers=options.workers, digests=pair_keys if pooled and cache is not None else None,
+                            store_later=True)
+    prepared = dict(pooled)
+    try:
+        for name in options.measures:
+            measure = prepared.pop(name, None) if name in prepared else ready(name, text_pairs)
+            if measure is None:
+                continue
+            say(ProgressEvent("started", name, f"{measure.label}: distances"))
+            shared = None
+            if distribute is not None and cache is not None:
+                shared = distribute(name, measure, text_pairs, pair_keys())
+            with gc_frozen():
+                if any(measure is chosen for _, chosen in pooled):
+                    distance, stat = next(streamed)
+                else:
+                    distance, stat = compute_values(measure, text_pairs, cache=cache, workers=options.workers,
+                                                    digests=pair_keys() if cache is not None else None,
+                                                    store_later=True)
+            stat.extra.update(shared or {})
+            stats.append(stat)
+            scoring = time.perf_counter()
+            with gc_frozen():
+                scored = score_values(plan, layouts, text_pairs, distance, options.params, workers=options.workers,
+                                      collect=None if collect is None else functools.partial(collect, name))
+            if name in NEURAL and getattr(measure, "dtype", "float32") in LOW_PRECISION \
+                    and getattr(measure, "recheck", "off") != "off":
+                scored, check = recheck_low_precision(
+                    name, measure, plan, dict(zip(text_pairs, distance.tolist(), strict=True)), scored, options.params,
+                    functools.partial(prepare_measure, name, _float32(options, name), text_pairs), cache=cache,
+                    collect=None if collect is None else functools.partial(collect, name),
+                )
+                if check is not None:
+                    precision[name] = check.as_dict()
+                    say(ProgressEvent("info", name, check.message()))
+            rows.extend(ScoreRow(system, name, score) for system, score in scored.items())
+            timings[f"score:{name}"] = time.perf_counter() - scoring
+            timings[f"distances:{name}"] = stat.seconds
+            spread = f" ({shared['shards']:.0f} shards on {shared['shard_workers']:.0f} workers)" if shared else ""
+            say(ProgressEvent(
+                "finished", name,
+                f"{measure.label}: {stat.computed} computed, {stat.cached} cached{spread}, {stat.seconds:.2f} s",
+                {"computed": stat.computed, "cached": stat.cached, "seconds": stat.seconds},
+            ))
+    finally:
+        streamed.close()  # the worker processes stop here even when scoring failed
     if cache is not None:
         cache.flush()  # every distance of the distance path stored before the HJ path looks any up
     hj_counts: dict[str, dict[str, HumanCounts]] = {}

@@ -122,3 +122,65 @@ def test_close_waits_for_a_pending_write(tmp_path):
         cache.put_later(keys, [0.5] * 3000)
     with DistanceCache(tmp_path) as reopened:
         assert reopened.count() == 3000
+
+
+def test_a_put_is_one_batch_row_and_a_later_put_replaces_a_value(tmp_path):
+    keys = DistanceCache.keys(MEASURE, pair_digests([(f"p{i}", "q") for i in range(300)]))
+    with DistanceCache(tmp_path) as cache:
+        cache.put(keys, [0.5] * 300)
+        assert cache._db.execute("SELECT COUNT(*) FROM distance_batch").fetchone() == (1,)
+        assert cache._db.execute("SELECT COUNT(*) FROM distance").fetchone() == (0,)
+        cache.put(keys[:2], [0.25, math.nan])  # INSERT OR REPLACE: the newer value wins
+        values, found = cache.get(keys)
+        assert found.all() and values[0] == 0.25 and math.isnan(values[1]) and (values[2:] == 0.5).all()
+        assert cache.count() == 300
+
+
+def test_more_than_max_batches_are_merged_keeping_the_newest_values(tmp_path):
+    from metaeval.core.measures.cache import MAX_BATCHES
+
+    keys = DistanceCache.keys(MEASURE, pair_digests([(f"m{i}", "n") for i in range(50)]))
+    with DistanceCache(tmp_path) as cache:
+        for round_ in range(MAX_BATCHES + 1):  # each put: keys round_ .. round_+9 get the value round_
+            cache.put(keys[round_ : round_ + 10], [float(round_)] * 10)
+        assert cache._db.execute("SELECT COUNT(*) FROM distance_batch").fetchone() == (1,)
+        values, found = cache.get(keys)
+        last = MAX_BATCHES + 10
+        assert found[:last].all() and not found[last:].any()
+        # key i was last written by the put of round min(i, MAX_BATCHES)
+        assert values[:last].tolist() == [float(min(i, MAX_BATCHES)) for i in range(last)]
+        assert cache.count() == last
+
+
+def test_digests_ending_in_zero_bytes_and_several_measures_in_one_put(tmp_path):
+    """Digests compare as whole 16-byte strings (numpy's S16 drops trailing NULs when it makes bytes)."""
+    prefix_a, prefix_b = DistanceCache.measure_prefix(MEASURE), DistanceCache.measure_prefix('{"name":"b"}')
+    digests = [b"\x01" * 15 + b"\x00", b"\x01" * 15 + b"\x02", b"\x01" * 14 + b"\x00\x00", b"\x00" * 16]
+    keys = [prefix_a + digest for digest in digests] + [prefix_b + digests[0]]
+    with DistanceCache(tmp_path) as cache:
+        cache.put(keys, [0.1, 0.2, 0.3, 0.4, 0.5])
+        values, found = cache.get(keys + [prefix_a + b"\x01" * 14 + b"\x00\x01", prefix_b + digests[1]])
+        assert found.tolist() == [True] * 5 + [False, False]
+        assert values[:5].tolist() == [0.1, 0.2, 0.3, 0.4, 0.5]
+        assert cache.count() == 5
+
+
+def test_distances_stored_one_per_row_by_an_older_version_are_still_read(tmp_path):
+    keys = DistanceCache.keys(MEASURE, pair_digests([("old", "x"), ("new", "x"), ("none", "x")]))
+    with DistanceCache(tmp_path) as cache:
+        with cache._db:
+            cache._db.execute("INSERT INTO distance (key, value) VALUES (?, ?)", (keys[0], 0.75))
+        assert cache.has_measure(MEASURE)
+        cache.put(keys[1:2], [0.125])
+        values, found = cache.get(keys)
+        assert found.tolist() == [True, True, False] and values[:2].tolist() == [0.75, 0.125]
+        assert cache.count() == 2
+
+
+def test_bad_keys_or_values_are_refused(tmp_path):
+    with DistanceCache(tmp_path) as cache:
+        with pytest.raises(ValueError, match="24 bytes"):
+            cache.put([b"short"], [0.1])
+        with pytest.raises(ValueError, match="1 keys but 2 values"):
+            cache.put(DistanceCache.keys(MEASURE, pair_digests([("a", "b")])), [0.1, 0.2])
+        assert cache.count() == 0

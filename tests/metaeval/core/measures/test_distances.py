@@ -10,7 +10,14 @@ import pytest
 from metaeval.core.io.corpus import Corpus, DataError, Document
 from metaeval.core.measures.base import Measure
 from metaeval.core.measures.cache import DistanceCache
-from metaeval.core.measures.distances import compute, corpus_doc_pairs, evaluate, plan_corpus
+from metaeval.core.measures.distances import (
+    compute,
+    compute_many,
+    corpus_doc_pairs,
+    evaluate,
+    evaluate_many,
+    plan_corpus,
+)
 
 
 class LengthGap(Measure):
@@ -114,6 +121,74 @@ def test_parallel_evaluation_equals_serial(monkeypatch):
     serial = evaluate(LengthGap(), pairs, workers=1)
     parallel = evaluate(LengthGap(), pairs, workers=2)
     np.testing.assert_array_equal(serial, parallel)
+
+
+def _pairs(seed: int, size: int = 40) -> list[tuple[str, str]]:
+    rng = np.random.default_rng(seed)
+    texts = ["x" * int(n) for n in rng.integers(0, 30, size=size)]
+    return [(texts[i], texts[j]) for i in range(size) for j in range(0, size, 3)]
+
+
+def test_several_measures_share_one_pool_and_come_back_in_order(monkeypatch):
+    """evaluate_many: every job equals its serial evaluation, in job order; a small job and a job of a measure
+    that does not run in workers are evaluated here; on_start runs once, before the first result is awaited."""
+    import metaeval.core.measures.distances as distances
+
+    monkeypatch.setattr(distances, "PARALLEL_THRESHOLD", 10)
+    here = LengthGap(scale=3)
+    here.parallel = False  # type: ignore[attr-defined]
+    jobs = [(LengthGap(), _pairs(1)), (here, _pairs(2)), (LengthGap(scale=2), _pairs(3)), (LengthGap(), _pairs(4)[:3]),
+            (LengthGap(), [])]
+    events: list[str] = []
+    results = evaluate_many(jobs, workers=2, on_start=lambda: events.append("started"))
+    for (measure, pairs), got in zip(jobs, results, strict=True):
+        events.append("result")
+        np.testing.assert_array_equal(got, evaluate(type(measure)(measure.scale), pairs, workers=1))
+    assert events == ["started"] + ["result"] * len(jobs)
+    assert here.seen == jobs[1][0].seen and len(here.seen) == len(jobs[1][1])  # evaluated in this process
+    assert jobs[0][0].seen == []  # evaluated in the forked workers
+
+
+def test_a_pool_closed_early_stops_its_workers(monkeypatch):
+    import multiprocessing
+
+    import metaeval.core.measures.distances as distances
+
+    monkeypatch.setattr(distances, "PARALLEL_THRESHOLD", 10)
+    results = evaluate_many([(LengthGap(), _pairs(5)), (LengthGap(), _pairs(6))], workers=2)
+    next(results)
+    assert multiprocessing.active_children()
+    results.close()  # what run_scores does when scoring fails half-way
+    assert not multiprocessing.active_children() and distances._FORK_WORK == []
+
+
+def test_compute_many_reads_the_cache_then_computes_the_rest_in_one_pool(tmp_path, monkeypatch):
+    import metaeval.core.measures.distances as distances
+
+    monkeypatch.setattr(distances, "PARALLEL_THRESHOLD", 10)
+    pairs = list(dict.fromkeys(_pairs(8)))
+    calls: list[int] = []
+
+    def digests():
+        calls.append(1)
+        from metaeval.core.measures.cache import pair_digests
+
+        return pair_digests(pairs)
+
+    with DistanceCache(tmp_path) as cache:
+        compute(LengthGap(scale=2), pairs[:7], cache=cache)  # the second measure has 7 pairs stored
+        first, second = LengthGap(), LengthGap(scale=2)
+        out = list(compute_many([first, second], pairs, cache=cache, workers=2, digests=digests, store_later=True))
+        cache.flush()
+        assert calls == [1]  # the digests taken once for both measures
+        assert [stat.cached for _, stat in out] == [0, 7] and [stat.computed for _, stat in out] == [len(pairs),
+                                                                                                   len(pairs) - 7]
+        for measure, (values, _) in zip((LengthGap(), LengthGap(scale=2)), out, strict=True):
+            np.testing.assert_array_equal(values, evaluate(measure, pairs, workers=1))
+        again = list(compute_many([LengthGap(), LengthGap(scale=2)], pairs, cache=cache, workers=2))
+        assert [stat.cached for _, stat in again] == [len(pairs)] * 2
+        np.testing.assert_array_equal(again[0][0], out[0][0])
+    assert list(compute_many([LengthGap()], pairs[:5], digests=digests)) and calls == [1]  # no cache: no digests
 
 
 def test_systems_scored_in_worker_processes_equal_the_serial_scores(monkeypatch):

@@ -245,3 +245,32 @@ def test_lcs_encoding_past_the_surrogate_range_and_integer_fallback(monkeypatch)
                 diag, row[j] = row[j], diag + 1 if u == v else max(row[j], row[j - 1])
         assert fast[k] == row[-1]
     assert fast[40:80].max() > 0
+
+
+def test_bleu_and_rouge_su4_compat_computed_together_equal_each_alone(monkeypatch):
+    """split_space_distances: one tokenisation and one n-gram count for the authors' BLEU and ROUGE-SU4, the same
+    bits as each measure's own distances; evaluate_many fuses them on the same pairs in its workers."""
+    import numpy as np
+
+    import metaeval.core.measures.distances as distances
+    from metaeval.core.measures.base import fused_distances
+    from metaeval.core.measures.lexical import Bleu, RougeL, RougeSU4, split_space_distances
+
+    rng = np.random.default_rng(5)
+    words = ["the", "cat", "sat", "on", "mat", "a", "dog", ""]
+    texts = [" ".join(rng.choice(words, size=int(rng.integers(0, 14)))) for _ in range(30)] + ["", " ", "a  b"]
+    pairs = [(texts[i], texts[j]) for i in range(len(texts)) for j in range(0, len(texts), 2)]
+    measures = [Bleu(4, compat=True), RougeSU4(compat=True), Bleu(1, compat=True)]
+    alone = [measure.distances(pairs) for measure in measures]
+    together = split_space_distances(measures, pairs)
+    for one, both in zip(alone, together, strict=True):
+        assert one.tobytes() == both.tobytes()  # every bit, NaN included
+    assert [a.tobytes() for a in fused_distances(measures, pairs)] == [a.tobytes() for a in alone]
+    # a measure without that fusion is refused by the fused path and computed alone by fused_distances
+    with pytest.raises(ValueError, match="split-space"):
+        split_space_distances([Bleu(4, compat=False), RougeSU4(compat=True)], pairs)
+    mixed = fused_distances([RougeL(compat=True), Bleu(4, compat=True)], pairs)
+    assert mixed[1].tobytes() == alone[0].tobytes()
+    monkeypatch.setattr(distances, "PARALLEL_THRESHOLD", 10)
+    pooled = list(distances.evaluate_many([(measure, pairs) for measure in measures], workers=2))
+    assert [a.tobytes() for a in pooled] == [a.tobytes() for a in alone]
