@@ -172,6 +172,13 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "survey.demo_passwords.PublishedPasswordValidator"},  # with DEBUG off
 ]
+if TESTING:
+    # Tests create users and log in thousands of times: PBKDF2's deliberate cost (~0.3 s a hash here) would be a large
+    # share of the suite. Django's own default stays in every other setting; no test is about the hasher.
+    PASSWORD_HASHERS = [
+        "django.contrib.auth.hashers.MD5PasswordHasher",
+        "django.contrib.auth.hashers.PBKDF2PasswordHasher",
+    ]
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

@@ -19,8 +19,10 @@ CHROMIUM_ARGS = [
 SHOTS = Path(settings.BASE_DIR) / "artifacts" / "screenshots"
 
 
-@pytest.fixture
-def browser():
+@pytest.fixture(scope="module")
+def _chromium():
+    """One chromium per test module (its launch costs a second or more under load); each test gets fresh contexts
+    through ``browser``."""
     if not Path(CHROMIUM).exists():
         pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (make browser) or set CHROMIUM_PATH")
     os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's sync API runs an event loop
@@ -35,6 +37,15 @@ def browser():
             # Queries made while Playwright's sync API is active run in another context and so on
             # their own connection; close them, or PostgreSQL refuses to drop the test database.
             connections.close_all()
+
+
+@pytest.fixture
+def browser(_chromium):
+    """The module's chromium; every context (and so page, cookie and storage) a test opened is closed after it, so
+    no test sees another's pages, and no page of a finished test keeps polling."""
+    yield _chromium
+    for context in list(_chromium.contexts):
+        context.close()
 
 
 def wait_drawn(page, figure: str, timeout: int = 20000) -> None:

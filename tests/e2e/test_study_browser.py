@@ -59,7 +59,7 @@ def test_design_preview_then_generate(live_server, browser):
 def test_a_participant_of_an_auto_study_never_sees_an_identical_pair(live_server, browser):
     dataset = make_generic(build_dataset(name="autodata"))
     study = build_study(dataset, slug="autostudy", identical_pairs="auto", raters=1)
-    page = browser.new_page()
+    page = browser.new_page(reduced_motion="reduce")  # no smooth scroll to wait out after each answer: not under test
     page.goto(f"{live_server.url}/s/{study.slug}/")
     page.check("#id_consent")
     page.click("text=Agree and continue")
@@ -69,9 +69,12 @@ def test_a_participant_of_an_auto_study_never_sees_an_identical_pair(live_server
     while page.locator("#ratings-form").count():
         pairs = page.locator("fieldset[data-pair]")
         assert pairs.count() >= 4  # 6 pairs, less the generic systems' (0, 1 or 2 in a group)
-        for n in range(pairs.count()):
-            texts = pairs.nth(n).locator("blockquote.text")
-            first, second = (texts.nth(i).inner_text().removeprefix("Text A").removeprefix("Text B") for i in (0, 1))
+        # every pair's two texts as the browser shows them (innerText), read in one round trip
+        shown = pairs.evaluate_all(
+            "sets => sets.map(s => Array.from(s.querySelectorAll('blockquote.text'), b => b.innerText))")
+        assert len(shown) == pairs.count()
+        for n, texts in enumerate(shown):
+            first, second = (texts[i].removeprefix("Text A").removeprefix("Text B") for i in (0, 1))
             assert first.split() != second.split()
             pairs.nth(n).locator("label.opt").nth(2).click()
         page.click("#submit-ratings")
