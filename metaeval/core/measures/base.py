@@ -56,8 +56,8 @@ class Measure(ABC):
     def label(self) -> str:
         return f"{self.name} (authors)" if self.compat else self.name
 
-    #: measures with the same (non-empty) ``fusion`` compute their distances of one batch together with
-    #: :func:`fused_distances` (shared tokens and n-gram counts), the same numbers as each one's :meth:`distances`
+    #: measures with the same (non-empty) ``fusion`` compute a batch's distances together (shared tokens and n-gram
+    #: counts; :func:`~metaeval.core.measures.distances.fused_distances`), the numbers of each one's :meth:`distances`
     fusion: str = ""
 
     def prepare(self) -> None:  # noqa: B027 - an optional hook: most measures need nothing loaded
@@ -74,13 +74,3 @@ class Measure(ABC):
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.cache_key}>"
 
-
-def fused_distances(measures: Sequence[Measure], pairs: Sequence[tuple[str, str]]) -> list[np.ndarray]:
-    """Each measure's :meth:`Measure.distances` of ``pairs``, computed together where they share a ``fusion``
-    (:func:`metaeval.core.measures.lexical.split_space_distances` for the authors' BLEU and ROUGE-SU4)."""
-    fusions = {measure.fusion for measure in measures}
-    if len(measures) > 1 and fusions == {"split-space-ngrams"}:
-        from metaeval.core.measures.lexical import split_space_distances
-
-        return split_space_distances(measures, pairs)
-    return [np.asarray(measure.distances(pairs), dtype=np.float64) for measure in measures]

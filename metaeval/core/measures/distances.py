@@ -21,7 +21,7 @@ from operator import itemgetter
 import numpy as np
 
 from metaeval.core.io.corpus import REFERENCE, Corpus, Document, Missing, require_summaries
-from metaeval.core.measures.base import Measure, fused_distances
+from metaeval.core.measures.base import Measure
 from metaeval.core.measures.cache import DistanceCache, pair_digests
 from metaeval.core.perseval.arrays import SystemLayout, score_layout
 from metaeval.core.perseval.measure import DocPairs, Params, SystemScore
@@ -159,6 +159,17 @@ class ComputeStats:
     @property
     def pairs_per_second(self) -> float:
         return self.computed / self.compute_seconds if self.compute_seconds > 0 else float("nan")
+
+
+def fused_distances(measures: Sequence[Measure], pairs: Sequence[tuple[str, str]]) -> list[np.ndarray]:
+    """Each measure's :meth:`Measure.distances` of ``pairs``, computed together where they share a ``fusion``
+    (:func:`metaeval.core.measures.lexical.split_space_distances` for the authors' BLEU and ROUGE-SU4)."""
+    fusions = {measure.fusion for measure in measures}
+    if len(measures) > 1 and fusions == {"split-space-ngrams"}:
+        from metaeval.core.measures.lexical import split_space_distances
+
+        return split_space_distances(measures, pairs)
+    return [np.asarray(measure.distances(pairs), dtype=np.float64) for measure in measures]
 
 
 #: the work of :func:`evaluate_many`: per unit, its measures (several when they share a ``fusion``) and its pairs

@@ -253,7 +253,7 @@ def test_bleu_and_rouge_su4_compat_computed_together_equal_each_alone(monkeypatc
     import numpy as np
 
     import metaeval.core.measures.distances as distances
-    from metaeval.core.measures.base import fused_distances
+    from metaeval.core.measures.distances import fused_distances
     from metaeval.core.measures.lexical import Bleu, RougeL, RougeSU4, split_space_distances
 
     rng = np.random.default_rng(5)
