@@ -58,6 +58,19 @@ def _rouge_parts() -> dict[str, Any]:
     return _ROUGE
 
 
+#: byte -> itself for ``[a-z0-9]``, a space for every other byte (:func:`_rouge_words`)
+_ALNUM_OR_SPACE = bytes(byte if 97 <= byte <= 122 or 48 <= byte <= 57 else 32 for byte in range(256))
+
+
+def _rouge_words(text: str) -> list[str]:
+    """rouge_score's words before stemming, without the empty ones: it lower-cases, replaces every run of
+    characters outside ``[a-z0-9]`` by a space and splits on whitespace (an empty first or last word, where the text
+    starts or ends with such a run, fails its validity check later and is dropped). Here every non-ASCII character
+    becomes ``?`` and every byte outside ``[a-z0-9]`` a space (one C-level table), then ``str.split()``: the same
+    words, several times faster than the two regular expressions."""
+    return text.lower().encode("ascii", "replace").translate(_ALNUM_OR_SPACE).decode("ascii").split()
+
+
 def rouge_tokens(text: str) -> list[str]:
     """Tokens exactly as ``rouge_score.tokenizers.DefaultTokenizer(use_stemmer=True).tokenize(text)``.
 
@@ -66,7 +79,7 @@ def rouge_tokens(text: str) -> list[str]:
     that match ``^[a-z0-9]+$``. The same steps run here, with the stem of each distinct word computed once.
     """
     parts = _rouge_parts()
-    words = parts["spaces"].split(parts["non_alnum"].sub(" ", text.lower()))
+    words = _rouge_words(text)
     stems = _STEMS
     out: list[str] = []
     for word in words:
@@ -82,8 +95,7 @@ def rouge_tokens(text: str) -> list[str]:
 def rouge_token_lists(texts: Sequence[str]) -> list[list[str]]:
     """:func:`rouge_tokens` of every text (the same lists), each distinct word looked up once for the batch."""
     parts = _rouge_parts()
-    substitute, split = parts["non_alnum"].sub, parts["spaces"].split
-    word_lists = [split(substitute(" ", text.lower())) for text in texts]
+    word_lists = list(map(_rouge_words, texts))
     stems = _STEMS
     missing = [word for word in dict.fromkeys(itertools.chain.from_iterable(word_lists)) if word not in stems]
     if len(stems) + len(missing) > _STEMS_MAX:

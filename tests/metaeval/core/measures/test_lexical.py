@@ -56,9 +56,16 @@ def same(x: np.ndarray, y) -> bool:
 
 
 def test_rouge_tokens_equal_rouge_score_tokenizer():
+    from metaeval.core.measures.tokens import rouge_token_lists
+
     tokenizer = tokenizers.DefaultTokenizer(use_stemmer=True)
-    for text in TEXTS + ["Generously RUNNING runners' policies, İstanbul ﬁne!", "sses ies caresses ponies"]:
+    tricky = ["Generously RUNNING runners' policies, İstanbul ﬁne!", "sses ies caresses ponies", "", " ", "\t\n",
+              "  lead and trail  ", "K\u212a \u0130i ÀÉ straße ÆSIR", "a\u00a0b\u2003c\u3000d", "x\ud800y 12\u0663",
+              "don't-stop_here; 3.14 ...", "\u00b2 \u2460 \uff21\uff42", "ŉ ǅ ǈ ﬀ ﬃ"]
+    texts = TEXTS + tricky
+    for text in texts:
         assert rouge_tokens(text) == tokenizer.tokenize(text), text
+    assert rouge_token_lists(texts) == [tokenizer.tokenize(text) for text in texts]
 
 
 # --- ROUGE-L ------------------------------------------------------------------------------------------------------
