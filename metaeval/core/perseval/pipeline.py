@@ -307,7 +307,8 @@ def run_scores(
     prepared = dict(pooled)
     try:
         for name in options.measures:
-            measure = prepared.pop(name, None) if name in prepared else ready(name, text_pairs)
+            streamed_here = name in prepared
+            measure = prepared.pop(name) if streamed_here else ready(name, text_pairs)
             if measure is None:
                 continue
             say(ProgressEvent("started", name, f"{measure.label}: distances"))
@@ -315,7 +316,7 @@ def run_scores(
             if distribute is not None and cache is not None:
                 shared = distribute(name, measure, text_pairs, pair_keys())
             with gc_frozen():
-                if any(measure is chosen for _, chosen in pooled):
+                if streamed_here:
                     distance, stat = next(streamed)
                 else:
                     distance, stat = compute_values(measure, text_pairs, cache=cache, workers=options.workers,
