@@ -226,12 +226,19 @@
     }
     if ("IntersectionObserver" in window) {
       var firstScreen = true;
+      /* the figures that came near, top to bottom, one per task: each is painted before the next is drawn */
+      var inTurn = function (near) {
+        return near.reduce(function (before, el, i) {
+          return before.then(function () { return i && new Promise(function (go) { setTimeout(go, 0); }); })
+            .then(function () { return show(el); });
+        }, Promise.resolve());
+      };
       var watcher = new IntersectionObserver(function (entries) {
-        var draws = entries.filter(function (entry) { return entry.isIntersecting; })
-          .map(function (entry) { return show(entry.target); });
+        var drawing = inTurn(entries.filter(function (entry) { return entry.isIntersecting; })
+          .map(function (entry) { return entry.target; }));
         if (firstScreen) {
           firstScreen = false;
-          Promise.all(draws).then(function () { idle(rest); }, function () { idle(rest); });
+          drawing.then(function () { idle(rest); }, function () { idle(rest); });
         }
       }, { rootMargin: "300px 0px" });
       elements.forEach(function (el) { watcher.observe(el); });
