@@ -98,9 +98,10 @@
       if (how === "all") { while (placeOne()) { /* the next */ } return; }
       if (tables.placing) { if (how === "soon") { tables.placing = how; } return; }  // under way: sooner if asked
       tables.placing = how;
-      (function next() {
-        if (placeOne()) { if (tables.placing === "idle") { idle(next); } else { setTimeout(next, 0); } }
-      })();
+      // from the next task on (a figure that came near with the tables is drawn first)
+      var later = function (step) { if (tables.placing === "idle") { idle(step); } else { setTimeout(step, 0); } };
+      var next = function () { if (placeOne()) { later(next); } };
+      later(next);
     }, function () { /* the message is in place */ });
   }
   function tablesForLink() {
