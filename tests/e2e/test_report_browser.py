@@ -84,6 +84,7 @@ def test_report_figures_render_online_and_offline(live_server, browser, tmp_path
     # offline the tables travel in the file (as text), put in place all the same
     offline.wait_for_function("() => !document.getElementById('report-tables')", timeout=20000)
     assert offline.locator("#section-tables details table.grid").count() == len(run.report["tables"])
+    assert "report-table" not in offline.locator("#section-tables").text_content()  # the markers left no text
     assert offline.locator("#alphas tbody tr").count() == 3
     offline.click("#method-switch label:has-text('Kendall')")  # the coefficient switch works offline too
     offline.wait_for_function("() => document.getElementById('fig-heatmap').layout.title.text.includes('Kendall')")

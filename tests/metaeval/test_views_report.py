@@ -147,6 +147,12 @@ def test_standalone_html_inlines_plotly_and_the_data(client, report_run) -> None
     data = html.split('<script id="report-figures" type="application/json">', 1)[1].split("</script>", 1)[0]
     built = report_figures(report_run.report)
     assert json.loads(data)["fig-leaderboard"] == json.loads(built["fig-leaderboard"].to_json())
+    assert json.loads(data) == json.loads(figures_json(report_run.report))  # every figure, inline
+    # every table inline too (the served page fetches them; a file has nowhere to fetch from)
+    tables = html.split('<script id="report-tables" type="text/html">', 1)[1].split("</script>", 1)[0]
+    assert tables.count("<\\!--report-table-->") == len(report_run.report["tables"]) > 0  # "<!--", escaped inline
+    assert all(f'id="table-{name}"' in tables for name in report_run.report["tables"])
+    assert '<div id="report-tables"' not in html and "/report/tables.html" not in html
 
 
 def test_json_and_csv_downloads(client, report_run) -> None:

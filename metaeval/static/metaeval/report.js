@@ -74,7 +74,8 @@
   function placeOne() {
     var source = tablesSource();
     if (tables.done || !source || tables.text === null) { return false; }
-    if (tables.parts === null) { tables.parts = tables.text.split("<!--report-table-->"); }
+    // the marker; offline "<\!--" (an inline script's text may not hold "<!--": report_page._inline_script)
+    if (tables.parts === null) { tables.parts = tables.text.split(/<\\?!--report-table-->/); }
     if (tables.parts.length) { source.insertAdjacentHTML("beforebegin", tables.parts.shift()); }
     if (tables.parts.length) { return true; }
     source.parentNode.removeChild(source);
