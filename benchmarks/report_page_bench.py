@@ -3,8 +3,10 @@ measures, ratings, the demo judgment set) served by gunicorn on 127.0.0.1 with D
 
 Prints the server time for the page (first request after start, then the median of later ones), the bytes sent (the
 HTML, plain and gzip, and the static files the browser fetched), the time from navigation to the first figure drawn
-and to the last (every figure scrolled into view in turn, as soon as the one before is drawn), cold (a new browser
-profile, first request) and warm (reloaded), and the offline HTML's size. Run with ``uptime`` quiet::
+and to the last (every figure scrolled into view in turn, as soon as the one before is drawn) and to the tables in
+place, cold (a new browser profile, first request) and warm (reloaded in that profile, which keeps no code cache),
+then four loads in a profile kept on disk (as a researcher's own browser: V8's code cache for plotly.js from the third
+load), and the offline HTML's size. Run with ``uptime`` quiet::
 
     .venv/bin/python benchmarks/report_page_bench.py [--data /tmp/report-bench] [--repeat 5]
 
@@ -21,6 +23,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.parse
 import urllib.request
@@ -107,11 +110,11 @@ def _load(context, url: str) -> dict[str, float]:  # type: ignore[no-untyped-def
         page.evaluate("(id) => document.getElementById(id).scrollIntoView({block: 'center'})", fig)
         page.wait_for_function("(id) => id in window.__drawn", arg=fig, timeout=60000)
     drawn = page.evaluate("() => window.__drawn")
+    page.wait_for_function("() => performance.getEntriesByName('report-tables').length > 0", timeout=60000)
     steps = page.evaluate("""() => { const n = performance.getEntriesByType('navigation')[0];
-        const js = performance.getEntriesByName('report-js')[0];
-        const ready = performance.getEntriesByName('plotly-ready')[0];
-        return {response: n.responseEnd, parsed: n.domInteractive, script: js ? js.startTime : NaN,
-                plotly: ready ? ready.startTime : NaN}; }""")
+        const at = (name) => { const m = performance.getEntriesByName(name)[0]; return m ? m.startTime : NaN; };
+        return {response: n.responseEnd, parsed: n.domInteractive, script: at('report-js'),
+                plotly: at('plotly-ready'), tables: at('report-tables')}; }""")
     page.close()
     return {"first": min(drawn.values()), "last": max(drawn.values()), "figures": len(drawn),
             "static": sent["static"], **steps}
@@ -159,6 +162,16 @@ def main() -> None:
             browser_cold = _load(context, page_url)
             browser_warm = [_load(context, page_url) for _ in range(max(1, args.repeat // 2))]
             browser.close()
+            # a browser profile kept on disk, as a researcher's own browser: from the third load on, V8 runs
+            # plotly.js from the code cache it made at the second (a Playwright context, above, keeps none)
+            with tempfile.TemporaryDirectory() as profile:
+                kept = p.chromium.launch_persistent_context(
+                    profile, executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-gpu"],
+                    viewport={"width": 1280, "height": 900})
+                kept.add_init_script(WATCH)
+                kept.add_cookies([{"name": c.name, "value": c.value or "", "url": url} for c in jar])
+                browser_kept = [_load(kept, page_url) for _ in range(4)]
+                kept.close()
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -172,14 +185,18 @@ def main() -> None:
     print(f"cold: first figure {browser_cold['first'] / 1000:.2f} s, last {browser_cold['last'] / 1000:.2f} s "
           f"(HTML received {browser_cold['response'] / 1000:.2f} s, parsed {browser_cold['parsed'] / 1000:.2f} s, "
           f"report.js started {browser_cold['script'] / 1000:.2f} s, "
-          f"plotly.js ran {browser_cold['plotly'] / 1000:.2f} s)")
+          f"plotly.js ran {browser_cold['plotly'] / 1000:.2f} s; "
+          f"tables in place {browser_cold['tables'] / 1000:.2f} s)")
     first = statistics.median(b["first"] for b in browser_warm) / 1000
     last = statistics.median(b["last"] for b in browser_warm) / 1000
     steps = {key: statistics.median(b[key] for b in browser_warm) / 1000
-             for key in ("response", "parsed", "script", "plotly")}
+             for key in ("response", "parsed", "script", "plotly", "tables")}
     print(f"warm: first figure {first:.2f} s, last {last:.2f} s (median of {len(browser_warm)}; HTML received "
           f"{steps['response']:.2f} s, parsed {steps['parsed']:.2f} s, report.js started {steps['script']:.2f} s, "
-          f"plotly.js ran {steps['plotly']:.2f} s)")
+          f"plotly.js ran {steps['plotly']:.2f} s; tables in place {steps['tables']:.2f} s)")
+    print("kept profile, loads 1 to 4: " + "; ".join(
+        f"{b['first'] / 1000:.2f} s / {b['last'] / 1000:.2f} s (plotly.js ran {b['plotly'] / 1000:.2f} s)"
+        for b in browser_kept))
     print(f"offline HTML: {len(offline) / 1e6:.2f} MB")
 
 

@@ -22,7 +22,8 @@ from typing import Any
 
 from metaeval.assets import PLOTLY_FIX, PLOTLY_JS, REPORT_JS
 
-__all__ = ["ReportHeader", "report_context", "standalone_html", "standalone_report_html", "static_text"]
+__all__ = ["ReportHeader", "report_context", "report_tables", "standalone_html", "standalone_report_html",
+           "static_text"]
 
 #: the package's folders the page is rendered from (the platform finds them as the metaeval app's)
 PACKAGE = Path(__file__).resolve().parent
@@ -134,17 +135,25 @@ def _report_tables(report: Mapping[str, Any], run: Any, key: str, *, standalone:
 
 
 #: bump when the tables' HTML (report_tables.html, display.table_view) changes: the cache is keyed by it
-TABLES_VERSION = 1
+TABLES_VERSION = 2
+
+
+def report_tables(report: Mapping[str, Any], run: Any) -> tuple[str, str]:
+    """The served page's tables (:func:`_report_tables`, fetched by ``report.js`` after the figures: the page itself
+    stays small) and their ETag: the tables of a stored run never change, so the ETag is its cache key's digest."""
+    key = _report_key(report, run)
+    etag = hashlib.blake2b(f"{TABLES_VERSION}:{key}".encode(), digest_size=12).hexdigest()
+    return _report_tables(report, run, key, standalone=False), f'"{etag}"'
 
 
 def report_context(report: Mapping[str, Any], run: Any, *, standalone: bool) -> dict[str, object]:
-    """The report page's context: the document, the tables' HTML (:func:`_report_tables`), the correlation grid per
-    coefficient with its warnings, the pairwise section when the run had a judgment set
-    (:func:`metaeval.core.display.pairwise_view`), Table 2's pairwise-accuracy view, and every figure built in Python
-    (``figures``: compact plotly JSON by element id, see :func:`_report_figures`), which ``report.js`` draws as the
-    reader reaches it. Both cached strings are our own markup and JSON with ``<``, ``>``, ``&`` escaped. ``run``: the
-    ``MetaevalRun`` (or a :class:`ReportHeader`) the header describes; ``standalone``: inline the scripts and the
-    style sheet."""
+    """The report page's context: the document, the tables' HTML offline (:func:`_report_tables`; the served page
+    fetches it from the view of :func:`report_tables`), the correlation grid per coefficient with its warnings, the
+    pairwise section when the run had a judgment set (:func:`metaeval.core.display.pairwise_view`), Table 2's
+    pairwise-accuracy view, and every figure built in Python (``figures``: compact plotly JSON by element id, see
+    :func:`_report_figures`), which ``report.js`` draws as the reader reaches it. Both cached strings are our own
+    markup and JSON with ``<``, ``>``, ``&`` escaped. ``run``: the ``MetaevalRun`` (or a :class:`ReportHeader`) the
+    header describes; ``standalone``: inline the scripts, the tables and the style sheet."""
     from django.utils.safestring import mark_safe
 
     from metaeval.core import display
@@ -152,7 +161,8 @@ def report_context(report: Mapping[str, Any], run: Any, *, standalone: bool) -> 
     key = _report_key(report, run)
     context: dict[str, object] = {
         "run": run, "report": report, "parameters": report.get("parameters", {}),
-        "tables_html": mark_safe(_inline_script(_report_tables(report, run, key, standalone=standalone))),
+        "tables_html": mark_safe(_inline_script(_report_tables(report, run, key, standalone=True))) if standalone
+        else "",
         "correlation": display.correlation_view(report), "display": display.figure_texts(report),
         "pairwise": display.pairwise_view(report), "probes": display.probes_view(report),
         "leaderboard_ranks": display.leaderboard_view(report), "versus": display.judges_vs_people_view(report),

@@ -15,6 +15,7 @@ urlpatterns = [
     path("<int:pk>/repeat/", views.run_repeat, name="repeat"),
     path("<int:pk>/cancel/", views.run_cancel, name="cancel"),
     path("<int:pk>/report/", views.run_report, name="report"),
+    path("<int:pk>/report/tables.html", views.run_report_tables, name="report_tables"),
     path("<int:pk>/report.html", views.run_report_html, name="report_html"),
     path("<int:pk>/report.json", views.run_report_json, name="report_json"),
     path("<int:pk>/tables/<slug:name>.csv", views.run_report_table, name="report_table"),

@@ -17,6 +17,8 @@ from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.cache import get_conditional_response, patch_vary_headers
+from django.views.decorators.gzip import gzip_page
 from django.views.decorators.http import require_http_methods, require_safe
 
 from config.uploads import LimitedFileField
@@ -409,6 +411,24 @@ def run_report(request: HttpRequest, pk: int) -> HttpResponse:
     """Interactive figures (plotly.js from static/) and every table, with downloads."""
     run = _report_run(pk)
     return render(request, "research/report.html", _report_context(run, standalone=False))
+
+
+@researcher_required
+@require_safe
+@gzip_page
+def run_report_tables(request: HttpRequest, pk: int) -> HttpResponse:
+    """The report page's tables as an HTML fragment, which the page's script fetches once its figures are drawn
+    (:func:`metaeval.report_page.report_tables`: cached per run). Revalidated on every use (``no-cache``: a researcher
+    who lost the role gets no copy from the browser's cache), a 304 while the run's ETag holds."""
+    from metaeval.report_page import report_tables
+
+    run = _report_run(pk)
+    html, etag = report_tables(run.report, run)
+    response = get_conditional_response(request, etag=etag) or HttpResponse(html)
+    response["ETag"] = etag
+    response["Cache-Control"] = "private, no-cache"
+    patch_vary_headers(response, ["Cookie"])
+    return response
 
 
 @researcher_required

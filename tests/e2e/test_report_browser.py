@@ -81,6 +81,10 @@ def test_report_figures_render_online_and_offline(live_server, browser, tmp_path
     offline.goto(standalone.as_uri())
     for figure in FIGURES:
         wait_drawn(offline, figure)
+    # offline the tables travel in the file (as text), put in place all the same
+    offline.wait_for_function("() => !document.getElementById('report-tables')", timeout=20000)
+    assert offline.locator("#section-tables details table.grid").count() == len(run.report["tables"])
+    assert "report-table" not in offline.locator("#section-tables").text_content()  # the markers left no text
     assert offline.locator("#alphas tbody tr").count() == 3
     offline.click("#method-switch label:has-text('Kendall')")  # the coefficient switch works offline too
     offline.wait_for_function("() => document.getElementById('fig-heatmap').layout.title.text.includes('Kendall')")
@@ -280,3 +284,34 @@ def test_report_tables_come_at_once_for_a_link_to_one_and_for_printing(live_serv
     assert page.locator("#report-tables").count() == 0
     assert page.locator("#section-tables table.grid").count() == len(run.report["tables"])
     context.close()
+
+
+def test_served_tables_are_fetched_once_and_a_failed_fetch_says_so(live_server, browser, tmp_path, monkeypatch):
+    """The served page holds no table: report.js fetches the tables' HTML once (report/tables.html) and puts every
+    table in place; when that fails (a server error, or a session that ended: the login page), the tables' place
+    says so and nothing else is put there."""
+    run = _demo_report(tmp_path, monkeypatch)
+    context = browser.new_context(viewport={"width": 1280, "height": 700})
+    page = context.new_page()
+    fetched: list[str] = []
+    page.on("request", lambda request: fetched.append(request.url) if "/tables.html" in request.url else None)
+    _log_in(page, live_server, f"/research/runs/{run.pk}/report/")
+    page.wait_for_function("() => !document.getElementById('report-tables')", timeout=30000)
+    assert page.locator("#section-tables details table.grid").count() == len(run.report["tables"])
+    assert fetched == [f"{live_server.url}/research/runs/{run.pk}/report/tables.html"]
+    login = f"{live_server.url}/accounts/login/"
+    for answer in ({"status": 500, "body": "boom"}, {"status": 302, "headers": {"Location": login}}):
+        failing = context.new_page()
+        failing.route("**/report/tables.html", _answer(answer))
+        failing.goto(f"{live_server.url}/research/runs/{run.pk}/report/")
+        failing.wait_for_function("() => document.getElementById('report-tables').textContent.includes('could not')",
+                                  timeout=30000)
+        assert failing.locator("#section-tables details").count() == 0
+        assert failing.locator("#section-tables input[name=password]").count() == 0, answer
+        failing.close()
+    context.close()
+
+
+def _answer(answer: dict):  # type: ignore[no-untyped-def]
+    """A route handler that answers every request so."""
+    return lambda route: route.fulfill(**answer)

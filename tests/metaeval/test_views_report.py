@@ -3,6 +3,7 @@ tables, downloadable as self-contained HTML, JSON and CSV per table; researchers
 from __future__ import annotations
 
 import csv
+import gzip
 import io
 import json
 
@@ -67,6 +68,19 @@ def test_form_starts_a_report_run_with_a_fresh_stored_seed(client, study) -> Non
     assert f'/research/runs/{run.pk}/report/' in page.content.decode()
 
 
+def page_with_tables(client: Client, run: MetaevalRun) -> str:
+    """The report page as the reader ends up with it: the page, its tables' HTML fetched from the element's data-src
+    (as report.js does) in that element's place."""
+    page = client.get(f"/research/runs/{run.pk}/report/")
+    assert page.status_code == 200
+    html = page.content.decode()
+    element = f'<div id="report-tables" data-src="/research/runs/{run.pk}/report/tables.html"></div>'
+    assert html.count(element) == 1 and "<!--report-table-->" not in html
+    tables = client.get(f"/research/runs/{run.pk}/report/tables.html")
+    assert tables.status_code == 200
+    return html.replace(element, tables.content.decode())
+
+
 def test_report_page_has_every_figure_and_table(client, report_run) -> None:
     page = client.get(f"/research/runs/{report_run.pk}/report/")
     html = page.content.decode()
@@ -74,15 +88,52 @@ def test_report_page_has_every_figure_and_table(client, report_run) -> None:
     for figure in ("fig-leaderboard", "fig-heatmap", "fig-beta", "fig-stability", "fig-raters"):
         assert f'id="{figure}"' in html
     assert f"/static/{PLOTLY_JS}" in html and f"/static/{REPORT_JS}" in html
-    # plotly.js async from the head, report.js async after the figures' data, the tables' HTML as text after both
+    # plotly.js async from the head, report.js async after the figures' data, then the tables' element: their HTML
+    # is fetched (the page stays small), not in the page
     head, body = html.split("</head>", 1)
     assert f'<script id="plotly-js" src="/static/{PLOTLY_JS}" async></script>' in head
+    tables_url = f"/research/runs/{report_run.pk}/report/tables.html"
     assert body.index('id="report-figures"') < body.index(f'<script src="/static/{REPORT_JS}" async></script>') \
-        < body.index('<script id="report-tables" type="text/html">') < body.index('<details open id="table-')
+        < body.index(f'<div id="report-tables" data-src="{tables_url}"></div>')
+    assert 'id="table-' not in html and "/tables/scores.csv" not in html
     assert 'id="report-figures"' in html and 'id="report-data"' not in html and "cdn" not in html.lower()
+    tables = client.get(tables_url).content.decode()
+    assert tables.count("<!--report-table-->") == tables.count("<details") == len(report_run.report["tables"])
+    assert tables.index("<details open id=\"table-") < tables.index("<details id=\"table-")  # the first one open
     for name in report_run.report["tables"]:
-        assert f"/research/runs/{report_run.pk}/tables/{name}.csv" in html
-        assert f"/research/runs/{report_run.pk}/tables/{name}.json" in html
+        assert f'id="table-{name}"' in tables
+        assert f"/research/runs/{report_run.pk}/tables/{name}.csv" in tables
+        assert f"/research/runs/{report_run.pk}/tables/{name}.json" in tables
+
+
+def test_the_tables_fragment_is_the_researchers_revalidated_and_compressed(client, study, report_run) -> None:
+    """The page's tables (fetched by report.js): researchers only, like the page; an ETag per run, revalidated at
+    every use (``private, no-cache``) and answered 304 while it holds; gzip when the browser takes it."""
+    url = f"/research/runs/{report_run.pk}/report/tables.html"
+    first = client.get(url)
+    assert first.status_code == 200 and first["Content-Type"] == "text/html; charset=utf-8"
+    assert first["Cache-Control"] == "private, no-cache" and "Cookie" in first["Vary"]
+    etag = first["ETag"]
+    assert etag.startswith('"') and etag.endswith('"') and len(etag) > 10
+    again = client.get(url, headers={"If-None-Match": etag})
+    assert again.status_code == 304 and again.content == b"" and again["ETag"] == etag
+    assert client.get(url, headers={"If-None-Match": '"another"'}).status_code == 200
+    zipped = client.get(url, headers={"Accept-Encoding": "gzip"})
+    assert zipped["Content-Encoding"] == "gzip" and gzip.decompress(zipped.content) == first.content
+    assert client.get(url, headers={"Accept-Encoding": "gzip", "If-None-Match": zipped["ETag"]}).status_code == 304
+    # another run's tables have another ETag
+    other = services.run_repeat(report_run)
+    services.run_launch(other)
+    other.refresh_from_db()
+    assert client.get(f"/research/runs/{other.pk}/report/tables.html")["ETag"] != etag
+    # as the page: a finished report, the researcher role
+    scores_only = services.run_enqueue(dataset=study.dataset, options=RunOptions(measures=["rouge_l"]))
+    assert client.get(f"/research/runs/{scores_only.pk}/report/tables.html").status_code == 404
+    assert Client().get(url).status_code == 302
+    User.objects.create_user("plain-tables", password=PASSWORD)
+    plain = Client()
+    plain.force_login(User.objects.get(username="plain-tables"))
+    assert plain.get(url).status_code == 403 and plain.get(url, headers={"If-None-Match": etag}).status_code == 403
 
 
 def test_standalone_html_inlines_plotly_and_the_data(client, report_run) -> None:
@@ -96,6 +147,12 @@ def test_standalone_html_inlines_plotly_and_the_data(client, report_run) -> None
     data = html.split('<script id="report-figures" type="application/json">', 1)[1].split("</script>", 1)[0]
     built = report_figures(report_run.report)
     assert json.loads(data)["fig-leaderboard"] == json.loads(built["fig-leaderboard"].to_json())
+    assert json.loads(data) == json.loads(figures_json(report_run.report))  # every figure, inline
+    # every table inline too (the served page fetches them; a file has nowhere to fetch from)
+    tables = html.split('<script id="report-tables" type="text/html">', 1)[1].split("</script>", 1)[0]
+    assert tables.count("<\\!--report-table-->") == len(report_run.report["tables"]) > 0  # "<!--", escaped inline
+    assert all(f'id="table-{name}"' in tables for name in report_run.report["tables"])
+    assert '<div id="report-tables"' not in html and "/report/tables.html" not in html
 
 
 def test_json_and_csv_downloads(client, report_run) -> None:
@@ -174,7 +231,7 @@ def test_report_page_reads_in_words_and_one_number_format(client, report_run) ->
 
     from metaeval.core import display
 
-    html = client.get(f"/research/runs/{report_run.pk}/report/").content.decode()
+    html = page_with_tables(client, report_run)
     tables = report_run.report["tables"]
     # every table, the grid per coefficient, the alphas, the e-DINS section's table, the pairwise-accuracy view's
     # three (system level, per document, close pairs), and the leaderboard's ranking per measure (rank ranges)
@@ -312,9 +369,10 @@ def test_the_figures_and_tables_are_built_once_per_report(client, report_run, mo
     cache.clear()
     url = f"/research/runs/{report_run.pk}/report/"
     pages = [client.get(url).content.decode() for _ in range(3)]
+    tables = [client.get(f"{url}tables.html").content.decode() for _ in range(3)]
     assert built.count("figures") == 1 and built.count("scores") == 1
     assert all(_json_script(page, "report-figures") == _json_script(pages[0], "report-figures") for page in pages)
-    assert len({page.split('id="section-tables"', 1)[1] for page in pages}) == 1
+    assert len(set(tables)) == 1 and "/tables/scores.csv" in tables[0]
     standalone = client.get(f"/research/runs/{report_run.pk}/report.html").content.decode()
     assert built.count("figures") == 1 and built.count("scores") == 2
     assert "/tables/scores.csv" not in standalone.split('id="section-tables"', 1)[1]

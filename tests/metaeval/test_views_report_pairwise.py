@@ -16,6 +16,7 @@ from metaeval import services
 from metaeval.core import display
 from metaeval.core.perseval.pipeline import RunOptions
 from metaeval.models import JudgmentSet, MetaevalRun
+from tests.metaeval.test_views_report import page_with_tables
 from tests.metaeval.test_views_runs import isolated, rate_all  # noqa: F401 (fixture)
 
 pytestmark = pytest.mark.django_db
@@ -171,7 +172,7 @@ def test_every_criterion_has_its_ranking_with_rank_ranges_and_tied_bands(client,
 
 
 def test_headings_in_words_and_one_number_format(client, pairwise_run) -> None:
-    html = _page(client, pairwise_run)
+    html = page_with_tables(client, pairwise_run)
     for name in PAIRWISE_TABLES:
         assert f"<caption><strong>{escape(display.caption(name)[0])}</strong></caption>" in html, name
         assert f"/research/runs/{pairwise_run.pk}/tables/{name}.csv" in html

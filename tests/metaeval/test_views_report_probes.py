@@ -13,7 +13,7 @@ from metaeval.core.perseval.pipeline import RunOptions
 from metaeval.models import MetaevalRun
 from survey.models import Summary
 from tests.conftest import build_dataset, build_study
-from tests.metaeval.test_views_report import client  # noqa: F401 (fixture)
+from tests.metaeval.test_views_report import client, page_with_tables  # noqa: F401 (fixture)
 from tests.metaeval.test_views_runs import isolated, rate_all  # noqa: F401 (fixture)
 
 pytestmark = pytest.mark.django_db
@@ -61,7 +61,7 @@ def test_the_section_equals_the_probes_on_the_reports_scores(styled_run):
 
 
 def test_the_page_shows_the_section(client, styled_run):  # noqa: F811 (fixture)
-    html = client.get(f"/research/runs/{styled_run.pk}/report/").content.decode()
+    html = page_with_tables(client, styled_run)
     for anchor in ('id="section-probes"', 'id="fig-probes-grid"', 'id="probes-matrix"', 'id="probes-summary"',
                    'id="probes-agreement"', 'id="probes-adversarial"', 'id="probes-adversarial-summary"'):
         assert anchor in html, anchor

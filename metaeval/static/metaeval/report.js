@@ -1,14 +1,14 @@
 /* The report page's interaction. Every figure is built in Python (metaeval/core/perseval/figures.py: one definition
    for the page, the offline HTML and a notebook) and given here as plotly JSON by element id
    (<script type="application/json" id="report-figures">); this script only draws them with plotly.js (served from
-   static/ or inlined in the downloaded HTML report; no network access). Served, plotly.js loads async from the
+   static/ or inlined in the downloaded HTML report; nothing from elsewhere). Served, plotly.js loads async from the
    head while the page is read (this script, async too, waits for its load event); offline, it is inline before this
    script. Figures are drawn:
 
    - the first screen first: the figures near the window as soon as plotly.js has run, then the others one per idle
      moment, top to bottom; a figure comes at once when it comes near the window (scrolled to, a link to its
      section, the keyboard moving focus into its section), and every figure before printing;
-   - the tables after the figures (their HTML is sent as text: see putTables);
+   - the tables after the figures (fetched, or offline sent as text: see putTables);
    - the switches: the correlation coefficient (#method-switch: heatmap, beta curves, their warnings and the grid
      table) and the pairwise criterion (#criterion-switch: forest plot, win-fraction heatmap, consistency curves and
      the win/tie/loss table) pick the figure built for that option (id@option);
@@ -31,44 +31,107 @@
     else { setTimeout(callback, 50); }
   }
 
-  /* The tables' HTML comes as text (<script type="text/html" id="report-tables">: the browser does not build its
-     tens of thousands of cells while the page loads); it is put in place after the figures, or at once when the
-     reader comes near them, follows a link to a table, or prints. */
-  function putTables() {
-    if (document.readyState === "loading") {  // the tables are below this script: once the page is parsed
-      document.addEventListener("DOMContentLoaded", putTables);
-      return;
+  /* The tables' HTML (tens of thousands of cells): offline it comes as text (<script type="text/html"
+     id="report-tables">: the browser does not build the cells while the page loads); served, the page stays small
+     and the element's data-src is fetched once the page has loaded (its scripts run) or as soon as it is needed.
+     It is put in place one table at a time (the fragment's <!--report-table--> markers), at idle moments after the
+     figures, a little sooner (one per task) when the reader comes near the tables, all at once for a link to a
+     table (#table-<name>) and before printing. */
+  var tables = { text: null, loading: null, parts: null, placing: false, done: false, hash: false };
+  function tablesSource() { return document.getElementById("report-tables"); }
+  function tablesUrl(source) { return source.getAttribute("data-src"); }
+  function loadTables() {
+    var source = tablesSource();
+    if (tables.text !== null || !source) { return Promise.resolve(tables.text); }
+    if (!tablesUrl(source)) { tables.text = source.textContent; return Promise.resolve(tables.text); }
+    if (!tables.loading) {
+      tables.loading = fetch(tablesUrl(source), { credentials: "same-origin" }).then(function (response) {
+        if (!response.ok || response.redirected) { throw new Error("tables: " + response.status); }
+        return response.text();
+      }).then(function (text) { tables.text = text; return text; }, function (error) {
+        tables.loading = null;
+        source.textContent = "The tables could not be loaded: reload the page (report.json above has them all).";
+        throw error;
+      });
     }
-    var source = document.getElementById("report-tables");
-    if (!source) { return; }
-    source.insertAdjacentHTML("beforebegin", source.textContent);
+    return tables.loading;
+  }
+  /* Printing cannot wait: the text now (a synchronous request if the fetch has not brought it yet). */
+  function loadTablesNow() {
+    var source = tablesSource();
+    if (tables.text === null && source && !tablesUrl(source)) { tables.text = source.textContent; }
+    if (tables.text === null && source) {
+      var url = new URL(tablesUrl(source), location.href).href, request = new XMLHttpRequest();
+      try {
+        request.open("GET", url, false);
+        request.send();
+        if (request.status === 200 && request.responseURL === url) { tables.text = request.responseText; }
+      } catch (error) { return null; }
+    }
+    return tables.text;
+  }
+  /* Puts the next table in place; false once all are. */
+  function placeOne() {
+    var source = tablesSource();
+    if (tables.done || !source || tables.text === null) { return false; }
+    // the marker; offline "<\!--" (an inline script's text may not hold "<!--": report_page._inline_script)
+    if (tables.parts === null) { tables.parts = tables.text.split(/<\\?!--report-table-->/); }
+    if (tables.parts.length) { source.insertAdjacentHTML("beforebegin", tables.parts.shift()); }
+    if (tables.parts.length) { return true; }
     source.parentNode.removeChild(source);
+    tables.done = true;
     mark("report-tables");
-    var target = location.hash && document.getElementById(decodeURIComponent(location.hash.slice(1)));
+    var target = tables.hash && location.hash && document.getElementById(decodeURIComponent(location.hash.slice(1)));
     if (target && target.closest && target.closest("#section-tables")) {
       if (target.tagName === "DETAILS") { target.open = true; }
       target.scrollIntoView();
     }
+    return false;
+  }
+  /* how: "idle" (a table per idle moment), "soon" (a table per task), "all" (at once, once the text is here) */
+  function putTables(how) {
+    if (document.readyState === "loading") {  // the tables' element is below this script: once the page is parsed
+      document.addEventListener("DOMContentLoaded", function () { putTables(how); });
+      return;
+    }
+    if (tables.done || !tablesSource()) { return; }
+    loadTables().then(function () {
+      if (how === "all") { while (placeOne()) { /* the next */ } return; }
+      if (tables.placing) { if (how === "soon") { tables.placing = how; } return; }  // under way: sooner if asked
+      tables.placing = how;
+      // from the next task on (a figure that came near with the tables is drawn first)
+      var later = function (step) { if (tables.placing === "idle") { idle(step); } else { setTimeout(step, 0); } };
+      var next = function () { if (placeOne()) { later(next); } };
+      later(next);
+    }, function () { /* the message is in place */ });
+  }
+  function tablesForLink() {
+    if (/^#table-/.test(location.hash)) { tables.hash = true; putTables("all"); return true; }
+    return false;
   }
   function watchTables() {
-    var source = document.getElementById("report-tables");
-    if (!source) { return; }
-    if (/^#table-/.test(location.hash)) { putTables(); return; }
+    var source = tablesSource();
+    if (!source || tablesForLink()) { return; }
     if ("IntersectionObserver" in window) {
       var tablesWatcher = new IntersectionObserver(function (entries) {
         if (entries.some(function (entry) { return entry.isIntersecting; })) {
           tablesWatcher.disconnect();
-          putTables();
+          putTables("soon");
         }
       }, { rootMargin: "600px 0px" });
       tablesWatcher.observe(source.parentNode);
     }
-    // without plotly.js (or should it never load) the tables come all the same
-    if (document.readyState === "complete") { setTimeout(putTables, 3000); }
-    else { window.addEventListener("load", function () { setTimeout(putTables, 3000); }); }
+    // fetched once the page has loaded (served); put in place all the same without plotly.js (should it never load)
+    function loaded() {
+      loadTables().catch(function () { /* the message is in place */ });
+      setTimeout(function () { putTables("idle"); }, 3000);
+    }
+    if (document.readyState === "complete") { loaded(); } else { window.addEventListener("load", loaded); }
   }
-  window.addEventListener("beforeprint", putTables);
-  window.addEventListener("hashchange", function () { if (/^#table-/.test(location.hash)) { putTables(); } });
+  window.addEventListener("beforeprint", function () {
+    if (!tables.done && loadTablesNow() !== null) { while (placeOne()) { /* the next */ } }
+  });
+  window.addEventListener("hashchange", tablesForLink);
   if (document.readyState === "loading") { document.addEventListener("DOMContentLoaded", watchTables); }
   else { watchTables(); }
 
@@ -160,21 +223,28 @@
        them drawn; then the tables. */
     function rest() {
       var next = elements.filter(function (el) { return !seen[el.id]; })[0];
-      if (!next) { idle(putTables); return; }
+      if (!next) { putTables("idle"); return; }
       Promise.resolve(show(next)).then(function () { idle(rest); }, function () { idle(rest); });
     }
     if ("IntersectionObserver" in window) {
       var firstScreen = true;
+      /* the figures that came near, top to bottom, one per task: each is painted before the next is drawn */
+      var inTurn = function (near) {
+        return near.reduce(function (before, el, i) {
+          return before.then(function () { return i && new Promise(function (go) { setTimeout(go, 0); }); })
+            .then(function () { return show(el); });
+        }, Promise.resolve());
+      };
       var watcher = new IntersectionObserver(function (entries) {
-        var draws = entries.filter(function (entry) { return entry.isIntersecting; })
-          .map(function (entry) { return show(entry.target); });
+        var drawing = inTurn(entries.filter(function (entry) { return entry.isIntersecting; })
+          .map(function (entry) { return entry.target; }));
         if (firstScreen) {
           firstScreen = false;
-          Promise.all(draws).then(function () { idle(rest); }, function () { idle(rest); });
+          drawing.then(function () { idle(rest); }, function () { idle(rest); });
         }
       }, { rootMargin: "300px 0px" });
       elements.forEach(function (el) { watcher.observe(el); });
-    } else { elements.forEach(show); idle(putTables); }
+    } else { elements.forEach(show); putTables("idle"); }
     // the keyboard: focus moving into a section (a switch, a table's summary) draws the section's figures
     document.addEventListener("focusin", function (event) {
       var section = event.target.closest && event.target.closest("section");
