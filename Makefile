@@ -74,9 +74,9 @@ loadtest: install .venv-load/.installed
 
 # The suite on every core (pytest-xdist): each worker has its own test database (SQLite file or PostgreSQL
 # database, suffixed _gw0, _gw1 ...), a file's tests stay on one worker (--dist loadfile: module fixtures such as the
-# demo load run once). TEST_WORKERS=0 runs it in one process.
+# demo load run once), heavy files first (tests/conftest.py). TEST_WORKERS=0 runs it in one process.
 TEST_WORKERS ?= auto
-PYTEST_XDIST = $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile)
+PYTEST_XDIST = $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder)
 test: install browser wordnet
 	$(PY) -m pytest $(PYTEST_XDIST)
 

@@ -23,6 +23,25 @@ def _fresh_cache():
     yield
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under xdist (`make test`: ``--dist loadfile --no-loadscope-reorder``) the workers are handed whole files in
+    this order: files marked ``heavy`` first, then the browser files (``e2e``), then the rest, most tests first;
+    so no worker starts a minute-long file while the other has almost finished. A file's tests keep their order;
+    without xdist nothing moves."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    modules: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        modules.setdefault(item.nodeid.split("::", 1)[0], []).append(item)
+
+    def rank(tests: list[pytest.Item]) -> tuple[int, int]:
+        marks = {mark.name for test in tests for mark in test.iter_markers()}
+        return (0 if "heavy" in marks else 1 if "e2e" in marks else 2), -len(tests)
+
+    items[:] = [item for tests in sorted(modules.values(), key=rank) for item in tests]
+
+
 #: the server a PostgreSQL distance cache test uses (the machine's own; .ci/run starts it)
 PG_CACHE_URL = os.environ.get("METAEVAL_TEST_CACHE_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
 
