@@ -74,11 +74,14 @@ loadtest: install .venv-load/.installed
 
 # The suite on every core (pytest-xdist): each worker has its own test database (SQLite file or PostgreSQL
 # database, suffixed _gw0, _gw1 ...), a file's tests stay on one worker (--dist loadfile: module fixtures such as the
-# demo load run once). TEST_WORKERS=0 runs it in one process.
+# demo load run once), heavy files first (tests/conftest.py). A worker per core, so each on one BLAS/OpenMP thread:
+# two threads per worker fight the other worker for the cores (and spin while they wait). TEST_WORKERS=0 runs it in
+# one process, with the libraries' own thread counts.
 TEST_WORKERS ?= auto
-PYTEST_XDIST = $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile)
+PYTEST_XDIST = $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder)
+PYTEST_THREADS = $(if $(filter 0,$(TEST_WORKERS)),,OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1)
 test: install browser wordnet
-	$(PY) -m pytest $(PYTEST_XDIST)
+	$(PYTEST_THREADS) $(PY) -m pytest $(PYTEST_XDIST)
 
 # the core package alone (issue 30): `pip install .` into a fresh venv in a temporary folder, no Django nor torch,
 # metaeval.score/report/edins equal to the command line's CSVs (scripts/check_core_install.sh; CI runs it)
@@ -95,7 +98,8 @@ docs: install
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
 test-postgres: install browser wordnet
-	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres} $(PY) -m pytest $(PYTEST_XDIST)
+	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres} $(PYTEST_THREADS) $(PY) -m pytest \
+	  $(PYTEST_XDIST)
 
 # WordNet 3.0 for METEOR and the authors' preprocessing, from Debian's packages (no NLTK downloader needed).
 # Installs into NLTK_DATA (env) if set, else $(VENV)/nltk_data; fast when already done. `wordnet` (the tests) stops

@@ -23,6 +23,40 @@ def _fresh_cache():
     yield
 
 
+def _database_use(item: pytest.Item) -> int:
+    """pytest-django's order of a test: 0 in a rolled-back transaction, 1 transactional (``live_server`` too),
+    2 without the database."""
+    marker = item.get_closest_marker("django_db")
+    fixtures = getattr(item, "fixturenames", ())
+    if (marker is not None and (marker.kwargs.get("transaction") or marker.kwargs.get("reset_sequences"))) or \
+            "transactional_db" in fixtures or "live_server" in fixtures:
+        return 1
+    return 0 if marker is not None or "db" in fixtures else 2
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under xdist (`make test`: ``--dist loadfile --no-loadscope-reorder``) the workers are handed whole files in
+    this order: the files marked ``heavy`` first, so that no worker starts a minute-long file while the other has
+    almost finished; then, as pytest-django orders tests, the files with rolled-back tests, the transactional ones
+    (a ``live_server`` file after every rolled-back one: after it, PostgreSQL could not drop the test database), and
+    those without the database (small ones fill the end), each group most tests first. A file's tests keep their
+    order; without xdist nothing moves."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    modules: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        modules.setdefault(item.nodeid.split("::", 1)[0], []).append(item)
+
+    def rank(tests: list[pytest.Item]) -> tuple[int, int, int]:
+        live = any("live_server" in getattr(test, "fixturenames", ()) for test in tests)
+        heavy = not live and any(test.get_closest_marker("heavy") for test in tests)
+        group = 1 if live else min(_database_use(test) for test in tests)
+        return (0 if heavy else 1), group, -len(tests)
+
+    items[:] = [item for tests in sorted(modules.values(), key=rank) for item in tests]
+
+
 #: the server a PostgreSQL distance cache test uses (the machine's own; .ci/run starts it)
 PG_CACHE_URL = os.environ.get("METAEVAL_TEST_CACHE_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
 

@@ -35,7 +35,7 @@ from django.conf import settings
 from metaeval.assets import PLOTLY_BANNER, PLOTLY_JS, PLOTLY_SHA256
 from tests.plain_machine import OPTIONAL_TOOLS, path_without
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.heavy]
 ROOT = Path(settings.BASE_DIR)
 
 

@@ -19,7 +19,7 @@ from django.conf import settings
 
 from metaeval.assets import PLOTLY_JS, PLOTLY_SHA256
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.heavy]
 ROOT = Path(settings.BASE_DIR)
 
 

@@ -32,7 +32,7 @@ from survey.models import JudgeRun
 from tests.conftest import build_dataset
 from tests.survey.test_preference import preference_study
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.heavy]
 REDIS = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 LEASE = 3.0
 

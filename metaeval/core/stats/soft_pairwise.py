@@ -66,11 +66,14 @@ def permutation_signs(n_docs: int, n_permutations: int, seed: Seed) -> tuple[NDA
     return rng.integers(0, 2, size=(int(n_permutations), n_docs)).astype(np.float64) * 2.0 - 1.0, False
 
 
+def _p_from_counts(count: NDArray, k: int, exact: bool) -> NDArray[np.float64]:
+    """p from ``#{T* >= T}`` out of ``k`` sign vectors."""
+    return count / k if exact else (1.0 + count) / (1.0 + k)
+
+
 def _p_values(null: NDArray, observed: NDArray, scale: NDArray, exact: bool) -> NDArray[np.float64]:
     """p from the null statistics ``[K, ...]`` and the observed ones ``[...]``."""
-    count = (null >= observed - RELATIVE_TOLERANCE * scale).sum(axis=0)
-    k = null.shape[0]
-    return count / k if exact else (1.0 + count) / (1.0 + k)
+    return _p_from_counts((null >= observed - RELATIVE_TOLERANCE * scale).sum(axis=0), null.shape[0], exact)
 
 
 def one_sided_p_values(
@@ -109,13 +112,22 @@ class PairedDocuments:
         with np.errstate(invalid="ignore"):
             diffs = np.where(usable, values[i][:, cols] - values[j][:, cols], 0.0)
             scale = np.where(usable, np.abs(values[i][:, cols]) + np.abs(values[j][:, cols]), 0.0).sum(axis=2)
-        if self.usable.all():  # per-system sums: S products instead of P
-            drawn = values[:, cols]  # [S, b, D]
-            partial = (signs @ drawn.reshape(-1, drawn.shape[2]).T).reshape(len(signs), *drawn.shape[:2])
-            null = partial[:, i] - partial[:, j]
-        else:
+        observed = diffs.sum(axis=2)
+        if not self.usable.all():
             null = (signs @ diffs.reshape(-1, diffs.shape[2]).T).reshape(len(signs), *diffs.shape[:2])
-        return _p_values(null, diffs.sum(axis=2), scale, exact)
+            return _p_values(null, observed, scale, exact)
+        # per-system sums: S products instead of P; the pairs (a, a+1), ..., (a, S-1) follow one another in
+        # np.triu_indices order, so each system's are counted at once (no [K, P, b] array gathered)
+        drawn = values[:, cols]  # [S, b, D]
+        partial = (signs @ drawn.reshape(-1, drawn.shape[2]).T).reshape(len(signs), *drawn.shape[:2])
+        threshold = observed - RELATIVE_TOLERANCE * scale
+        count = np.empty(observed.shape, dtype=np.int64)
+        start = 0
+        for a in range(len(values) - 1):
+            stop = start + len(values) - 1 - a
+            count[start:stop] = (partial[:, a, None] - partial[:, a + 1:] >= threshold[start:stop]).sum(axis=0)
+            start = stop
+        return _p_from_counts(count, len(signs), exact)
 
     def p_values(
         self, signs: NDArray[np.float64], exact: bool, cols: NDArray[np.int64] | None = None,
