@@ -5,8 +5,9 @@ package ``plotly.js`` with only the trace types the report draws (PLOTLY_TRACES;
 bundle is 1.50 MB and the full bundle of the PyPI ``plotly`` package 4.8 MB), the same plotly.js release as the one
 the Python ``plotly`` package (which builds the figures) bundles. It is committed, so neither ``make install`` nor
 ``make run`` needs npm or a CDN; ``scripts/vendor_plotly.sh`` rebuilds it (``npm ci`` of the pinned plotly.js and
-esbuild in ``scripts/plotly_bundle/``) and checks PLOTLY_SHA256. Django's app-directories finder serves it (runserver, whitenoise, ``collectstatic``), the
-offline HTML report inlines it, and the system check of :mod:`metaeval.checks` reports a missing or changed file.
+esbuild in ``scripts/plotly_bundle/``) and checks PLOTLY_SHA256. Django's app-directories finder serves it
+(runserver, whitenoise, ``collectstatic``), the offline HTML report inlines it, and the system check of
+:mod:`metaeval.checks` reports a missing or changed file.
 """
 from __future__ import annotations
 
