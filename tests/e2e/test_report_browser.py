@@ -11,6 +11,7 @@ import os
 import pytest
 from django.core.management import call_command
 
+from metaeval.assets import PLOTLY_TRACES
 from metaeval.core import display
 from metaeval.models import MetaevalRun
 from tests.e2e.conftest import SHOTS, wait_drawn
@@ -59,6 +60,9 @@ def test_report_figures_render_online_and_offline(live_server, browser, tmp_path
         page.locator(f"#{figure}").screenshot(path=str(SHOTS / f"report-{figure}.png"))
     assert outside == []  # plotly.js and the script come from our static files
     assert blocked == []  # and the page runs under its Content-Security-Policy
+    # the vendored partial bundle registers the trace types metaeval.assets names (the figures' types are checked
+    # against that list in tests/metaeval/core/perseval/test_figures.py), no more
+    assert sorted(page.evaluate("Object.keys(Plotly.PlotSchema.get().traces)")) == sorted(PLOTLY_TRACES)
     # rater agreement: alpha over all units, over pairs of different texts (the one to quote), over identical texts
     rows = page.locator("#alphas tbody tr")
     assert rows.count() == 3

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from metaeval.assets import PLOTLY_TRACES
 from metaeval.core import display
 from metaeval.core.display.figures.style import PALETTE, lines, wrap
 from metaeval.core.perseval.figures import FIGURES_VERSION, figures_json, report_figures
@@ -77,6 +78,23 @@ def test_every_figure_of_the_page_is_built(figures) -> None:
     assert figures["fig-heatmap"] == figures["fig-heatmap@pearson"]
     assert figures["fig-pairwise-forest"] == figures["fig-pairwise-forest@overall"]
     assert isinstance(FIGURES_VERSION, int)
+
+
+def test_every_trace_type_drawn_is_in_the_vendored_plotly_bundle() -> None:
+    """The page's plotly.js is a partial bundle (``metaeval.assets.PLOTLY_TRACES``): every figure of a report with
+    every section, the pair-accuracy views included, uses only its trace types, and uses each of them."""
+    report = _report()
+    report["tables"] = {
+        "pair_accuracy": [{"metric": "rouge_l", "human": "hj:rouge_l", "level": "system", "accuracy": 0.7,
+                           "accuracy_low": 0.6, "accuracy_high": 0.8, "acc_eq": 0.65, "spa": 0.72}],
+        "close_pairs": [{"metric": "rouge_l", "human": "hj:rouge_l", "bucket_low": low, "bucket_high": high,
+                         "accuracy": 0.6, "pairs": 4, "kendall": 0.2} for low, high in ((0, 0.05), (0.05, None))]}
+    built = report_figures(report)
+    assert {"fig-pair-accuracy", "fig-close-pairs"} <= set(built)
+    used = {key: {trace["type"] for trace in json.loads(figure.to_json())["data"]} for key, figure in built.items()}
+    assert set().union(*used.values()) == set(PLOTLY_TRACES), used
+    empty = report_figures({"tables": {}})  # figures without data draw no trace of another type
+    assert set().union(*({trace.type for trace in figure.data} for figure in empty.values())) <= set(PLOTLY_TRACES)
 
 
 def test_the_leaderboard_draws_the_reports_values_best_first(figures) -> None:
