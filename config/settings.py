@@ -187,7 +187,8 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-# plotly.js is vendored in the metaeval app (metaeval/assets.py): static/vendor/plotly-cartesian-<version>.min.js
+# plotly.js is vendored in the metaeval app (metaeval/assets.py): static/vendor/plotly-report-<version>.min.js, a
+# partial bundle built by scripts/vendor_plotly.sh
 STATICFILES_FINDERS = [
     "django.contrib.staticfiles.finders.FileSystemFinder",
     "django.contrib.staticfiles.finders.AppDirectoriesFinder",
