@@ -172,7 +172,7 @@ def test_an_answer_key_for_a_question_off_screen_only_shows_it(live_server, brow
     page.keyboard.press("3")
     assert state(page, selector)["values"] == ["3"] + [None] * 5
     page.keyboard.press("End")
-    page.wait_for_timeout(400)
+    settle(page)  # End scrolls smoothly: a fixed wait could read the highlight mid-scroll on a busy machine
     now = state(page, selector)
     assert now["focus"] == now["active"] and now["active"] >= 1
     expect(page.locator(selector).nth(now["active"])).to_be_in_viewport()
