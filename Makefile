@@ -76,7 +76,7 @@ loadtest: install .venv-load/.installed
 # database, suffixed _gw0, _gw1 ...), a file's tests stay on one worker (--dist loadfile: module fixtures such as the
 # demo load run once), heavy files first (tests/conftest.py). One worker more than there are cores: the suite waits
 # about a third of its time (browsers, live servers, Celery leases), which a third worker on 2 cores fills (4 min 42 s
-# against 5 min 14 s with two, docs/guide/performance.md); each worker on one BLAS/OpenMP thread, since more threads
+# against 5 min 16 s with two, docs/guide/performance.md); each worker on one BLAS/OpenMP thread, since more threads
 # per worker fight the other workers for the cores (and spin while they wait). TEST_WORKERS=N sets the number of
 # workers; TEST_WORKERS=0 runs it in one process, with the libraries' own thread counts.
 TEST_WORKERS ?= $(shell echo $$(( $$(nproc) + 1 )))
