@@ -25,8 +25,11 @@ def test_two_participants_complete_a_preference_study(live_server, browser):
     study = preference_study(slug="ab", raters=2, per_pair=2, per_q=3, docs=2, readers=2,
                              instructions="", show_article=True)
     SHOTS.mkdir(parents=True, exist_ok=True)
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    # no smooth scroll to the next question after each key (scrolling is tested in test_questionnaire_keys_browser):
+    # on a busy machine a key pressed while the page still moved only brought its question into view
+    page = browser.new_page(viewport={"width": 1280, "height": 900}, reduced_motion="reduce")
     _consent(page, f"{live_server.url}/s/{study.slug}/?PROLIFIC_PID=desk")
+    page.wait_for_selector("[data-question][tabindex='0']")  # questionnaire.js has started: the keys are its
     progress = page.locator("#progress-text")
     questions = page.locator("[data-question]").count()
     expect(progress).to_have_text(f"0 of {questions} questions answered")
