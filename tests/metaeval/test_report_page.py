@@ -40,6 +40,14 @@ def without_run_specifics(html: str) -> str:
     return html
 
 
+#: the header's "finished YYYY-MM-DD HH:MM." stamp
+FINISHED = re.compile(r"finished \d{4}-\d\d-\d\d \d\d:\d\d\.</p>")
+
+
+def without_render_time(html: str) -> str:
+    return FINISHED.sub("finished <time>.</p>", html)
+
+
 def run_json(run: MetaevalRun) -> dict:
     return {"versions": run.versions, "models": run.measure_models, "unavailable": run.unavailable}
 
@@ -79,14 +87,6 @@ def test_outside_the_platform_a_minimal_django_renders_the_same_page(report_run,
     there = (tmp_path / "page.html").read_text(encoding="utf-8")
     assert without_render_time(there) == without_render_time(here)
     assert len(FINISHED.findall(there)) == len(FINISHED.findall(here)) == 1
-
-
-#: the header's "finished YYYY-MM-DD HH:MM." stamp
-FINISHED = re.compile(r"finished \d{4}-\d\d-\d\d \d\d:\d\d\.</p>")
-
-
-def without_render_time(html: str) -> str:
-    return FINISHED.sub("finished <time>.</p>", html)
 
 
 def test_without_django_to_html_names_the_extra() -> None:
