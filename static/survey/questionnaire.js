@@ -135,6 +135,7 @@
     if (i !== active) activate(i, false, false);
   });
   form.addEventListener("click", function (e) {
+    clearTimeout(settle);  // a click is the participant's choice: a scroll just before it does not move the highlight
     var i = indexOf(e.target);
     if (i >= 0) {
       if (i !== active || document.activeElement !== questions[i]) activate(i, false, false);

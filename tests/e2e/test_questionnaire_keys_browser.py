@@ -40,6 +40,22 @@ ON_SCREEN = """(el) => {
 }"""
 
 
+#: scrolls to the top (instantly), then by a pixel, and as soon as that scroll is seen clicks the last pair's texts;
+#: waits 400 ms (the page follows a scroll after 150 ms) and says whether that pair's first question is off screen
+CLICK_AFTER_SCROLL = """async (selector) => {
+  window.scrollTo({ top: 0, behavior: "instant" });
+  await new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));
+  const scrolled = new Promise((done) => addEventListener("scroll", done, { once: true }));
+  window.scrollBy({ top: 1, behavior: "instant" });
+  await scrolled;
+  const pairs = document.querySelectorAll("[data-pair]");
+  const pair = pairs[pairs.length - 1];
+  pair.querySelector(".text").click();
+  await new Promise((done) => setTimeout(done, 400));
+  return pair.querySelector(selector).getBoundingClientRect().top > innerHeight;
+}"""
+
+
 def state(page, selector: str) -> dict:
     return page.evaluate(STATE, selector)
 
@@ -200,9 +216,17 @@ def test_navigation_keys_never_change_an_ab_answer(live_server, browser, viewpor
     # that pair's first question
     answer(page, selector, 1, "a", None, values)
     page.keyboard.press("ArrowDown")
+    settle(page)  # a person clicks the text once the page has stopped scrolling, not where it was mid-scroll
     page.locator("[data-pair] .text").nth(2).click()
+    settle(page)  # and it stays there once the page is still (a scroll just before the click does not move it)
     clicked = state(page, selector)
     assert clicked["values"] == values and clicked["focus"] == clicked["active"] == 3 and count > 3
+    # a click on the last pair's texts just after a scroll, from the top of the page, where that pair's questions are
+    # off screen: the click is the participant's choice, and the highlight does not then follow the scroll elsewhere
+    last_pair = count - len(study.criteria)
+    off_screen = page.evaluate(CLICK_AFTER_SCROLL, selector)
+    after = state(page, selector)
+    assert off_screen and after["values"] == values and after["focus"] == after["active"] == last_pair, after
     page.click("#submit-ratings")
     page.wait_for_selector("#completion-code")
     assignment = Assignment.objects.get(participant__external_id="ab-keys")
