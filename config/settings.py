@@ -3,6 +3,7 @@ ones are explained in docs/guide/deploy.md; tests/test_docs_site.py checks that 
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 from pathlib import Path
@@ -166,6 +167,11 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     })
     # A file (not shared-cache memory) test database, so threaded tests see real locking.
     DATABASES["default"]["TEST"] = {"NAME": str(BASE_DIR / f".test-db-{os.getpid()}.sqlite3")}
+elif DATABASES["default"]["ENGINE"].startswith("django.db.backends.postgresql"):
+    # The test databases are named after the checkout as well (pytest-xdist adds _gw0, _gw1 ...), so the suites of
+    # two checkouts can run at once against one PostgreSQL server without dropping each other's databases.
+    DATABASES["default"]["TEST"] = {
+        "NAME": f"test_{DATABASES['default']['NAME']}_{hashlib.sha256(str(BASE_DIR).encode()).hexdigest()[:8]}"}
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
