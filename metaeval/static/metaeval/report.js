@@ -5,9 +5,9 @@
    head while the page is read (this script, async too, waits for its load event); offline, it is inline before this
    script. Figures are drawn:
 
-   - the first screen first: the figures near the window as soon as plotly.js has run, then the others one per idle
-     moment, top to bottom; a figure comes at once when it comes near the window (scrolled to, a link to its
-     section, the keyboard moving focus into its section), and every figure before printing;
+   - the first screen first: the figures near the window as soon as plotly.js has run, then the others one per task
+     once the one before is painted, top to bottom; a figure comes at once when it comes near the window (scrolled
+     to, a link to its section, the keyboard moving focus into its section), and every figure before printing;
    - the tables after the figures (fetched, or offline sent as text: see putTables);
    - the switches: the correlation coefficient (#method-switch: heatmap, beta curves, their warnings and the grid
      table) and the pairwise criterion (#criterion-switch: forest plot, win-fraction heatmap, consistency curves and
@@ -29,6 +29,15 @@
   function idle(callback) {
     if (window.requestIdleCallback) { window.requestIdleCallback(callback, { timeout: 1000 }); }
     else { setTimeout(callback, 50); }
+  }
+  /* A task of its own once the next frame is out (what was just drawn is painted), or after 100 ms without frames
+     (a hidden tab): the next figure sooner than at an idle moment, which a page that keeps making frames (a reader
+     scrolling) may not get for a while; input still comes first between tasks. */
+  function afterPaint(callback) {
+    var called = false;
+    var go = function () { if (!called) { called = true; setTimeout(callback, 0); } };
+    if (window.requestAnimationFrame) { requestAnimationFrame(go); }
+    setTimeout(go, 100);
   }
 
   /* The tables' HTML (tens of thousands of cells): offline it comes as text (<script type="text/html"
@@ -219,12 +228,12 @@
       .sort(function (a, b) { return a.compareDocumentPosition(b) & Node.DOCUMENT_POSITION_FOLLOWING ? -1 : 1; });
     var seen = {};  // element id -> has come near the window (or its section was entered)
     function show(el) { seen[el.id] = true; return draw(el); }
-    /* The rest, once the first screen is drawn: one figure per idle moment, top to bottom, so that the reader finds
-       them drawn; then the tables. */
+    /* The rest, once the first screen is drawn: one figure per task, each once the one before is painted, top to
+       bottom, so that the reader finds them drawn; then the tables. */
     function rest() {
       var next = elements.filter(function (el) { return !seen[el.id]; })[0];
       if (!next) { putTables("idle"); return; }
-      Promise.resolve(show(next)).then(function () { idle(rest); }, function () { idle(rest); });
+      Promise.resolve(show(next)).then(function () { afterPaint(rest); }, function () { afterPaint(rest); });
     }
     if ("IntersectionObserver" in window) {
       var firstScreen = true;
@@ -240,7 +249,7 @@
           .map(function (entry) { return entry.target; }));
         if (firstScreen) {
           firstScreen = false;
-          drawing.then(function () { idle(rest); }, function () { idle(rest); });
+          drawing.then(function () { afterPaint(rest); }, function () { afterPaint(rest); });
         }
       }, { rootMargin: "300px 0px" });
       elements.forEach(function (el) { watcher.observe(el); });
