@@ -16,6 +16,7 @@ from django import forms
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.templatetags.static import static
 from django.urls import reverse
 from django.utils.cache import get_conditional_response, patch_vary_headers
 from django.views.decorators.gzip import gzip_page
@@ -23,6 +24,7 @@ from django.views.decorators.http import require_http_methods, require_safe
 
 from config.uploads import LimitedFileField
 from metaeval import selectors, services
+from metaeval.assets import PLOTLY_JS
 from metaeval.cli.scoring import REPORT_BETA
 from metaeval.core import display
 from metaeval.core.io.fileio import ImporterError
@@ -408,9 +410,13 @@ def _report_context(run: MetaevalRun, *, standalone: bool) -> dict[str, object]:
 @researcher_required
 @require_safe
 def run_report(request: HttpRequest, pk: int) -> HttpResponse:
-    """Interactive figures (plotly.js from static/) and every table, with downloads."""
+    """Interactive figures (plotly.js from static/) and every table, with downloads. A ``Link`` header preloads
+    plotly.js (what every figure waits for): the browser requests it with the page's headers, before it has decoded the
+    page's body (the figures' data) to find the ``<script>`` in its head."""
     run = _report_run(pk)
-    return render(request, "research/report.html", _report_context(run, standalone=False))
+    response = render(request, "research/report.html", _report_context(run, standalone=False))
+    response["Link"] = f"<{static(PLOTLY_JS)}>; rel=preload; as=script"
+    return response
 
 
 @researcher_required

@@ -92,6 +92,7 @@ def test_report_page_has_every_figure_and_table(client, report_run) -> None:
     # is fetched (the page stays small), not in the page
     head, body = html.split("</head>", 1)
     assert f'<script id="plotly-js" src="/static/{PLOTLY_JS}" async></script>' in head
+    assert page["Link"] == f"</static/{PLOTLY_JS}>; rel=preload; as=script"  # the same URL, asked for sooner
     tables_url = f"/research/runs/{report_run.pk}/report/tables.html"
     assert body.index('id="report-figures"') < body.index(f'<script src="/static/{REPORT_JS}" async></script>') \
         < body.index(f'<div id="report-tables" data-src="{tables_url}"></div>')
