@@ -49,6 +49,7 @@ def test_an_adaptive_study_two_participants_and_the_live_ranking(live_server, br
     user = User.objects.create_user("planner", password="planner-pass-123")
     user.groups.add(Group.objects.get_or_create(name="researcher")[0])
     page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.clock.install()  # the page's timers on a clock the test can move on: its 5 s poll need not be waited out
     page.goto(f"{live_server.url}/accounts/login/?next=/research/studies/{study.slug}/")
     page.fill("input[name=username]", "planner")
     page.fill("input[name=password]", "planner-pass-123")
@@ -65,7 +66,8 @@ def test_an_adaptive_study_two_participants_and_the_live_ranking(live_server, br
     assert "tied (band 1)" in page.inner_text("#ranking-rows")
     assert "Not reached yet." in page.inner_text("#ranking-stopping")
     assert page.inner_text("[data-ranking=judged]") == str(state.judged) == "6"
-    # the poll redraws the table from progress.json without a reload
+    # the poll (every 5 s) redraws the table from progress.json without a reload
+    page.clock.run_for(5000)
     page.wait_for_selector("#study-updated:not([hidden])", timeout=15000)
     expect(ranking).to_have_count(3)
     assert [ranking.nth(i).locator("td").first.inner_text() for i in range(3)] == expected

@@ -23,6 +23,7 @@ def test_the_live_runs_table_follows_status_and_offers_only_what_applies(live_se
     user = User.objects.create_user("live-judger", password="live-judger-pass-1")
     user.groups.add(Group.objects.get_or_create(name="researcher")[0])
     page = browser.new_page(viewport={"width": 1360, "height": 900})
+    page.clock.install()  # the page's timers on a clock the test can move on: its 2 s poll need not be waited out
     page.goto(f"{live_server.url}/accounts/login/?next=/research/studies/{study.slug}/judges/")
     page.fill("input[name=username]", "live-judger")
     page.fill("input[name=password]", "live-judger-pass-1")
@@ -48,6 +49,7 @@ def test_the_live_runs_table_follows_status_and_offers_only_what_applies(live_se
         JudgeJudgment(judge_run=running, item=items[1], criterion="quality", run=r, winner="model_b",
                       shown_first="model_a") for r in (1, 2)])
     JudgeRun.objects.filter(pk=running.pk).update(status=JudgeRun.Status.DONE, done=4)
+    page.clock.run_for(2000)  # the next poll, now
     expect(live.locator("[data-field=status]")).to_have_text("Done", timeout=10000)
     expect(live.locator("button:has-text('Cancel')")).to_be_hidden()
     expect(live.locator("button:has-text('Resume')")).to_be_hidden()
