@@ -60,21 +60,21 @@ def state(page, selector: str) -> dict:
     return page.evaluate(STATE, selector)
 
 
-#: after questionnaire.js: a scroll listener registered after the page's own, so its timer (150 ms, as the page's
-#: follow-the-scroll) runs after the page's: ``__followed`` is false from a scroll until the page has followed it
-FOLLOWED = """() => {
-  let timer = null;
-  window.__followed = true;
-  addEventListener("scroll", () => {
-    window.__followed = false;
-    clearTimeout(timer);
-    timer = setTimeout(() => { window.__followed = true; }, 150);
-  }, { passive: true });
-}"""
-
 #: resolves once the page has not scrolled for 150 ms and 6 animation frames (keys scroll smoothly, and a scroll may
-#: start a frame or two after the key), and the page has followed its last scroll; false after 20 s
+#: start a frame or two after its key) and has followed its last scroll; false after 20 s. Followed: a scroll
+#: listener added (on the first call, once questionnaire.js has added its own) after the page's sets a 150 ms timer,
+#: as the page's follow-the-scroll does, after the page's; added, it sets one at once (the page's may be pending)
 STILL = """() => new Promise((done) => {
+  if (!("__followed" in window)) {
+    let timer = null;
+    const watch = () => {
+      window.__followed = false;
+      clearTimeout(timer);
+      timer = setTimeout(() => { window.__followed = true; }, 150);
+    };
+    addEventListener("scroll", watch, { passive: true });
+    watch();
+  }
   const start = performance.now();
   let y = scrollY, since = start, frames = 0;
   const tick = () => {
@@ -142,15 +142,12 @@ def answer(page, selector: str, index: int, value: str, key: str | None, values:
     expect(page.locator(selector).nth(after["active"])).to_be_in_viewport()
 
 
-def _open_questionnaire(page, url: str, script: bool = True) -> None:
+def _open_questionnaire(page, url: str) -> None:
     page.goto(url)
     page.check("#id_consent")
     page.click("text=Agree and continue")
     page.click("button:has-text('Skip')")
     page.click("button:has-text('Start')")
-    if script:
-        page.wait_for_selector("[data-question].active, [data-pair].active")  # questionnaire.js has started
-        page.evaluate(FOLLOWED)
 
 
 @pytest.mark.parametrize("viewport", [{"width": 1200, "height": 800}, {"width": 390, "height": 844}],
@@ -271,7 +268,7 @@ def test_without_javascript_the_radios_work_as_the_browser_makes_them(live_serve
     study = preference_study(slug="abnojs", raters=1, per_pair=2, per_q=2, docs=2, readers=2, instructions="")
     context = browser.new_context(java_script_enabled=False, viewport={"width": 1280, "height": 800})
     page = context.new_page()
-    _open_questionnaire(page, f"{live_server.url}/s/{study.slug}/?PROLIFIC_PID=no-js", script=False)
+    _open_questionnaire(page, f"{live_server.url}/s/{study.slug}/?PROLIFIC_PID=no-js")
     expect(page.locator("#key-help")).to_be_hidden()
     questions = page.locator("[data-question]")
     count = questions.count()
