@@ -122,6 +122,19 @@ def _load(context, url: str) -> dict[str, float]:  # type: ignore[no-untyped-def
             "static": sent["static"], **steps}
 
 
+def _watched(context, jar: http.cookiejar.CookieJar, url: str):  # type: ignore[no-untyped-def]
+    """``context`` recording when each figure is drawn (WATCH), logged in with the cookies of ``jar``."""
+    context.add_init_script(WATCH)
+    context.add_cookies([{"name": c.name, "value": c.value or "", "url": url} for c in jar])
+    return context
+
+
+def _spread(loads: list[dict[str, float]], key: str) -> str:
+    """The median of ``key`` over ``loads`` and its range, in seconds."""
+    values = [load[key] / 1000 for load in loads]
+    return f"{statistics.median(values):.2f} s ({min(values):.2f}-{max(values):.2f})"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=Path("/tmp/report-bench"))
@@ -158,29 +171,23 @@ def main() -> None:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, headless=True,
                                         args=["--no-sandbox", "--disable-gpu"])
-            context = browser.new_context(viewport={"width": 1280, "height": 900})
-            context.add_init_script(WATCH)
-            context.add_cookies([{"name": c.name, "value": c.value or "", "url": url} for c in jar])  # logged in
+            context = _watched(browser.new_context(viewport={"width": 1280, "height": 900}), jar, url)
             browser_cold = _load(context, page_url)
             browser_warm = [_load(context, page_url) for _ in range(max(1, args.repeat // 2))]
             # cold again, each in a new profile of the browser now running (empty cache, no code cache, its own
             # renderer process), as a researcher whose browser is already open meets the page the first time
             browser_new = []
             for _ in range(args.repeat):
-                fresh = browser.new_context(viewport={"width": 1280, "height": 900})
-                fresh.add_init_script(WATCH)
-                fresh.add_cookies([{"name": c.name, "value": c.value or "", "url": url} for c in jar])
+                fresh = _watched(browser.new_context(viewport={"width": 1280, "height": 900}), jar, url)
                 browser_new.append(_load(fresh, page_url))
                 fresh.close()
             browser.close()
             # a browser profile kept on disk, as a researcher's own browser: from the third load on, V8 runs
             # plotly.js from the code cache it made at the second (a Playwright context, above, keeps none)
             with tempfile.TemporaryDirectory() as profile:
-                kept = p.chromium.launch_persistent_context(
+                kept = _watched(p.chromium.launch_persistent_context(
                     profile, executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-gpu"],
-                    viewport={"width": 1280, "height": 900})
-                kept.add_init_script(WATCH)
-                kept.add_cookies([{"name": c.name, "value": c.value or "", "url": url} for c in jar])
+                    viewport={"width": 1280, "height": 900}), jar, url)
                 browser_kept = [_load(kept, page_url) for _ in range(4)]
                 kept.close()
     finally:
@@ -200,11 +207,8 @@ def main() -> None:
           f"plotly.js ran {browser_cold['plotly'] / 1000:.2f} s; "
           f"tables in place {browser_cold['tables'] / 1000:.2f} s)")
     print(f"cold, a new profile in the running browser, {len(browser_new)} loads: first figure median "
-          f"{statistics.median(b['first'] for b in browser_new) / 1000:.2f} s "
-          f"({min(b['first'] for b in browser_new) / 1000:.2f}-{max(b['first'] for b in browser_new) / 1000:.2f}), "
-          f"last median {statistics.median(b['last'] for b in browser_new) / 1000:.2f} s "
-          f"({min(b['last'] for b in browser_new) / 1000:.2f}-{max(b['last'] for b in browser_new) / 1000:.2f}; "
-          f"plotly.js ran {statistics.median(b['plotly'] for b in browser_new) / 1000:.2f} s)")
+          f"{_spread(browser_new, 'first')}, last median {_spread(browser_new, 'last')}; plotly.js ran "
+          f"{_spread(browser_new, 'plotly')}")
     first = statistics.median(b["first"] for b in browser_warm) / 1000
     last = statistics.median(b["last"] for b in browser_warm) / 1000
     steps = {key: statistics.median(b[key] for b in browser_warm) / 1000
